@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# make run            boot the VM with cxl_test and our modules loaded, run the demo
+# make check          every test: kselftests + KUnit doctests in the VM, cargo tests on the host
+# make check-harness  the negative controls: a failing selftest and a WARN must fail a run
+# make kernel         build (once, cached) the patched kernel, its modules and cxl_test
+# make modules        build only our out-of-tree modules
+# make rustfmtcheck   check the formatting of our Rust code (make rustfmt fixes it)
+#
+# KSRC=/path/to/linux KBUILD_OUTPUT=/path/to/build   build our modules against your own
+#     patched 6.12 tree (configured with the fragments in tools/vm/config/); add
+#     MODROOT=<modules_install root> to run the VM with it too.
+
+VM          := tools/vm
+CACHE_DIR   := $(shell $(VM)/kernel.sh --dir)
+ifeq ($(origin KBUILD_OUTPUT),undefined)
+OWN_KERNEL  := 1
+KSRC        := $(CACHE_DIR)/src
+KBUILD_OUTPUT := $(CACHE_DIR)/build
+MODROOT     ?= $(CACHE_DIR)/modroot
+else
+KSRC        ?= $(KBUILD_OUTPUT)
+MODROOT     ?= $(KBUILD_OUTPUT)/modroot
+endif
+OUT         ?= $(CURDIR)/out
+KERNEL_IMAGE := $(KBUILD_OUTPUT)/arch/x86/boot/bzImage
+INITRAMFS   := $(OUT)/initramfs.cpio.gz
+export KSRC KBUILD_OUTPUT MODROOT OUT KERNEL_IMAGE INITRAMFS
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+export LIBCLANG_PATH ?= /usr/lib/llvm-14/lib
+
+SELFTEST_SRCS := $(wildcard selftests/*/*_test.c)
+SELFTESTS     := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(SELFTEST_SRCS))
+HARNESS_TESTS := $(OUT)/harness/harness_fail_test
+SELFTEST_CFLAGS := -static -O2 -g -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE \
+	-I$(CURDIR)/include/uapi -I$(KSRC)/tools/testing/selftests
+RUST_SRCS = $(shell find rust drivers tools/testing -name '*.rs' 2>/dev/null)
+VMLOG := tools/target/release/vmlog
+
+.PHONY: all deps kernel modules selftests initramfs run check check-harness \
+	rustfmt rustfmtcheck vmlog clean
+
+all: modules
+
+deps:
+	@$(VM)/deps.sh
+
+kernel: deps
+ifdef OWN_KERNEL
+	@$(VM)/kernel.sh >/dev/null
+else
+	@echo "using your kernel tree: KSRC=$(KSRC) KBUILD_OUTPUT=$(KBUILD_OUTPUT)"
+endif
+
+# Clippy runs as part of every build of our modules; warnings are errors (see Kbuild).
+modules: kernel
+	$(MAKE) -C $(KBUILD_OUTPUT) M=$(CURDIR) CLIPPY=1 modules
+
+$(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h | kernel
+	@mkdir -p $(dir $@)
+	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
+
+$(OUT)/harness/%: tools/testing/harness/%.c | kernel
+	@mkdir -p $(dir $@)
+	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
+
+selftests: $(SELFTESTS) $(HARNESS_TESTS)
+
+vmlog:
+	cd tools && cargo build --release --quiet -p vmlog
+
+initramfs: modules selftests
+	$(VM)/initramfs.sh $(INITRAMFS)
+
+run: initramfs
+	LOGDIR=$(OUT)/run $(VM)/qemu.sh run $(OUT)/run
+
+check: rustfmtcheck initramfs vmlog
+	LOGDIR=$(OUT)/check $(VM)/check.sh
+
+check-harness: initramfs vmlog
+	LOGDIR=$(OUT)/check-harness $(VM)/check-harness.sh
+
+rustfmt:
+	rustfmt --edition 2021 --config-path $(KSRC)/.rustfmt.toml $(RUST_SRCS)
+	cd tools && cargo fmt
+
+rustfmtcheck: kernel
+	rustfmt --check --edition 2021 --config-path $(KSRC)/.rustfmt.toml $(RUST_SRCS)
+	cd tools && cargo fmt --check
+
+clean:
+	-$(MAKE) -C $(KBUILD_OUTPUT) M=$(CURDIR) clean
+	rm -rf $(OUT) tools/target

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Pinned, zeroed pages with a chosen caching mode, mapped contiguously into the kernel and,
+//! on request, into user space.
+//!
+//! C headers: [`include/linux/vmalloc.h`](srctree/include/linux/vmalloc.h),
+//! [`include/linux/mm.h`](srctree/include/linux/mm.h)
+//!
+//! This is the memory of rings that user space, the kernel and a device share: the pages come
+//! from the page allocator without `__GFP_MOVABLE`, so they are never migrated or swapped and
+//! their physical addresses stay valid for as long as the object lives. The kernel sees them
+//! through one `vmap()` range; user space through [`PinnedPages::map_to_user`].
+
+use crate::{
+    alloc::{flags, KVec},
+    bindings,
+    cache_mode::CacheMode,
+    page::{PAGE_SHIFT, PAGE_SIZE},
+    prelude::*,
+    vma::{self, VmArea},
+};
+use core::{
+    ptr::NonNull,
+    sync::atomic::{AtomicU32, AtomicU64},
+};
+
+/// The NUMA node argument meaning "any node" (`NUMA_NO_NODE`).
+pub const ANY_NODE: i32 = -1;
+
+/// Zeroed, pinned pages mapped contiguously into the kernel with a caching mode.
+///
+/// # Invariants
+///
+/// - Every entry of `pages` is an order-0 page owned by this object, with memory type `mode`
+///   in the direct map.
+/// - `vaddr` is the start of a `vmap()` range of `pages.len() * PAGE_SIZE` bytes mapping
+///   `pages` in order with caching `mode`, valid until `drop`.
+/// - `pages` is not empty.
+pub struct PinnedPages {
+    pages: KVec<*mut bindings::page>,
+    vaddr: NonNull<u8>,
+    mode: CacheMode,
+}
+
+// SAFETY: the object owns its pages and the kernel mapping; nothing in it is tied to a thread.
+unsafe impl Send for PinnedPages {}
+// SAFETY: `&PinnedPages` only gives out addresses and atomic accessors; concurrent access to
+// the memory through them is data-race free.
+unsafe impl Sync for PinnedPages {}
+
+impl PinnedPages {
+    /// Allocates `count` zeroed pages on NUMA node `node` (or [`ANY_NODE`]) and maps them into
+    /// the kernel with caching `mode`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{cache_mode::CacheMode, pinned_pages::{PinnedPages, ANY_NODE}};
+    ///
+    /// for mode in [CacheMode::Cached, CacheMode::WriteCombining, CacheMode::Uncached] {
+    ///     let pages = PinnedPages::alloc(3, ANY_NODE, mode)?;
+    ///     assert_eq!(pages.len(), 3 * kernel::page::PAGE_SIZE);
+    ///     assert_eq!(pages.mode(), mode);
+    ///     let last = pages.len() - 8;
+    ///     assert_eq!(pages.atomic_u64(last)?.load(core::sync::atomic::Ordering::Relaxed), 0);
+    ///     pages.atomic_u64(last)?.store(0x1234, core::sync::atomic::Ordering::Release);
+    ///     assert_eq!(pages.atomic_u64(last)?.load(core::sync::atomic::Ordering::Acquire), 0x1234);
+    ///     // Out of range and misaligned accesses are refused.
+    ///     assert_eq!(pages.atomic_u64(pages.len()).err(), Some(EINVAL));
+    ///     assert_eq!(pages.atomic_u64(4).err(), Some(EINVAL));
+    /// }
+    /// assert_eq!(PinnedPages::alloc(0, ANY_NODE, CacheMode::Cached).err(), Some(EINVAL));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn alloc(count: usize, node: i32, mode: CacheMode) -> Result<Self> {
+        if count == 0 || count > (i32::MAX as usize) >> PAGE_SHIFT {
+            return Err(EINVAL);
+        }
+        // `alloc_pages_node` trusts its node id: an offline or out-of-range one must not get there.
+        if node != ANY_NODE && !node_is_online(node) {
+            return Err(EINVAL);
+        }
+        let mut pages = KVec::with_capacity(count, GFP_KERNEL)?;
+        // Frees what was allocated so far if a later step fails.
+        let mut guard = PageListGuard { pages: &mut pages, mode: CacheMode::Cached };
+        for _ in 0..count {
+            // SAFETY: allocation with valid flags; the result is checked for NULL.
+            let page = unsafe {
+                bindings::alloc_pages_node(node, (GFP_KERNEL | flags::__GFP_ZERO).as_raw(), 0)
+            };
+            if page.is_null() {
+                return Err(ENOMEM);
+            }
+            // Capacity was reserved above, so this cannot fail; treat failure as ENOMEM anyway.
+            if let Err(e) = guard.pages.push(page, GFP_KERNEL) {
+                // SAFETY: `page` was allocated above with order 0 and is not in the list.
+                unsafe { bindings::__free_pages(page, 0) };
+                return Err(e.into());
+            }
+        }
+        // SAFETY: the pages are ours, unmapped except in the direct map, and the guard sets them
+        // back to write-back before freeing them.
+        unsafe { mode.set_pages(guard.pages)? };
+        guard.mode = mode;
+        // SAFETY: `PAGE_KERNEL` is a constant of the architecture.
+        let prot = mode.pgprot(unsafe { bindings::page_kernel() });
+        // SAFETY: `pages` holds `count` valid page pointers; `vmap` takes no ownership.
+        let vaddr = unsafe {
+            bindings::vmap(
+                guard.pages.as_mut_ptr(),
+                count as u32,
+                bindings::VM_MAP as _,
+                prot,
+            )
+        };
+        let vaddr = NonNull::new(vaddr.cast::<u8>()).ok_or(ENOMEM)?;
+        core::mem::forget(guard);
+        // INVARIANT: `count > 0` order-0 pages of memory type `mode`, mapped by `vaddr`.
+        Ok(Self { pages, vaddr, mode })
+    }
+
+    /// The size of the region in bytes.
+    pub fn len(&self) -> usize {
+        self.pages.len() << PAGE_SHIFT
+    }
+
+    /// Always `false`: a region has at least one page.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The number of pages.
+    pub fn page_count(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// The caching mode of every mapping of the region.
+    pub fn mode(&self) -> CacheMode {
+        self.mode
+    }
+
+    /// The kernel virtual address of the first byte.
+    ///
+    /// The memory may be written concurrently by user space or a device: access it only with
+    /// volatile or atomic operations.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.vaddr.as_ptr()
+    }
+
+    /// The physical address of byte `offset`, or `EINVAL` if it is outside the region.
+    pub fn phys_addr(&self, offset: usize) -> Result<u64> {
+        let page = *self.pages.get(offset >> PAGE_SHIFT).ok_or(EINVAL)?;
+        // SAFETY: `page` is a valid page owned by us (type invariant).
+        let pfn = unsafe { bindings::page_to_pfn(page) } as u64;
+        Ok((pfn << PAGE_SHIFT) + (offset & (PAGE_SIZE - 1)) as u64)
+    }
+
+    fn checked_ptr<T>(&self, offset: usize) -> Result<*mut T> {
+        let size = core::mem::size_of::<T>();
+        let end = offset.checked_add(size).ok_or(EINVAL)?;
+        if end > self.len() || offset % core::mem::align_of::<T>() != 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: `offset + size <= len`, so the result stays inside the mapping.
+        Ok(unsafe { self.as_ptr().add(offset) }.cast::<T>())
+    }
+
+    /// An atomic view of the naturally aligned 64-bit word at `offset`.
+    ///
+    /// Returns `EINVAL` if the word is not inside the region or not aligned.
+    pub fn atomic_u64(&self, offset: usize) -> Result<&AtomicU64> {
+        let ptr = self.checked_ptr::<AtomicU64>(offset)?;
+        // SAFETY: `ptr` is aligned and inside the mapping, which lives as long as `&self`;
+        // `AtomicU64` has no invalid bit patterns and all accesses through it are atomic.
+        Ok(unsafe { &*ptr })
+    }
+
+    /// An atomic view of the naturally aligned 32-bit word at `offset`.
+    ///
+    /// Returns `EINVAL` if the word is not inside the region or not aligned.
+    pub fn atomic_u32(&self, offset: usize) -> Result<&AtomicU32> {
+        let ptr = self.checked_ptr::<AtomicU32>(offset)?;
+        // SAFETY: as in `atomic_u64`.
+        Ok(unsafe { &*ptr })
+    }
+
+    /// Maps the pages selected by the file offset of `vma` into it, with the region's caching.
+    ///
+    /// The area must be shared (`MAP_SHARED`) and lie inside the region; otherwise `EINVAL`.
+    /// It is made non-expandable and left out of core dumps. Every inserted page takes a
+    /// reference, so the memory stays valid for as long as it is mapped.
+    pub fn map_to_user(&self, vma: &VmArea) -> Result {
+        if vma.flags() & vma::flags::SHARED == 0 {
+            return Err(EINVAL);
+        }
+        let first = vma.pgoff();
+        let count = vma.len() >> PAGE_SHIFT;
+        let last = first.checked_add(count).ok_or(EINVAL)?;
+        if count == 0 || last > self.pages.len() {
+            return Err(EINVAL);
+        }
+        vma.set_flags(vma::flags::DONTEXPAND | vma::flags::DONTDUMP);
+        vma.set_cache_mode(self.mode);
+        for (i, page) in self.pages[first..last].iter().enumerate() {
+            // SAFETY: each page is an order-0 page-allocator page whose memory type is
+            // `self.mode` (type invariant), matching the cache mode set above.
+            unsafe { vma.insert_page(vma.start() + (i << PAGE_SHIFT), *page)? };
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PinnedPages {
+    fn drop(&mut self) {
+        // SAFETY: `vaddr` came from `vmap` (type invariant) and is unmapped once.
+        unsafe { bindings::vunmap(self.vaddr.as_ptr().cast()) };
+        // The guard restores the memory type and frees the pages.
+        drop(PageListGuard { pages: &mut self.pages, mode: self.mode });
+    }
+}
+
+fn node_is_online(node: i32) -> bool {
+    // SAFETY: `nr_node_ids` is set once at boot; reading it is a plain load.
+    let nr = unsafe { bindings::nr_node_ids };
+    // SAFETY: `node_online` only reads the online-node mask; the id is in range.
+    node >= 0 && (node as u32) < nr && unsafe { bindings::node_online(node) }
+}
+
+/// Owns a list of order-0 pages whose memory type is `mode`, and frees them on drop.
+struct PageListGuard<'a> {
+    pages: &'a mut KVec<*mut bindings::page>,
+    mode: CacheMode,
+}
+
+impl Drop for PageListGuard<'_> {
+    fn drop(&mut self) {
+        if self.mode != CacheMode::Cached {
+            // SAFETY: the pages are ours and no longer mapped anywhere but the direct map.
+            if unsafe { CacheMode::Cached.set_pages(self.pages) }.is_err() {
+                // Freeing pages with a foreign memory type would corrupt the direct map for
+                // their next user: leak them instead, loudly.
+                crate::warn_on!(true);
+                return;
+            }
+        }
+        for page in self.pages.iter() {
+            // SAFETY: each page is an order-0 allocation owned by this list.
+            unsafe { bindings::__free_pages(*page, 0) };
+        }
+        self.pages.clear();
+    }
+}

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Pack the VM's initramfs: static busybox, tools/vm/init, the kernel's modules
+# (with cxl_test's), our modules, and the static selftest binaries.
+#
+#   initramfs.sh OUTPUT.cpio.gz
+#
+# Environment: KBUILD_OUTPUT, MODROOT (a modules_install root), OUT (the
+# directory holding selftests/ and harness/ binaries).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+dest=$1
+: "${KBUILD_OUTPUT:?}" "${MODROOT:?}" "${OUT:?}"
+KREL=$(cat "$KBUILD_OUTPUT/include/config/kernel.release")
+[ -d "$MODROOT/lib/modules/$KREL" ] || die "$MODROOT/lib/modules/$KREL missing: kernel modules of $KREL are not installed there"
+BUSYBOX=$(command -v busybox || true)
+[ -n "$BUSYBOX" ] && file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' || BUSYBOX=/bin/busybox
+[ -x "$BUSYBOX" ] || die "static busybox not found: install busybox-static"
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage"/{bin,dev,proc,sys,tmp,lib/modules,selftests,harness}
+cp "$BUSYBOX" "$stage/bin/busybox"
+cp "$REPO/tools/vm/init" "$stage/init"
+chmod +x "$stage/init"
+cp -a "$MODROOT/lib/modules/$KREL" "$stage/lib/modules/"
+rm -f "$stage/lib/modules/$KREL/build" "$stage/lib/modules/$KREL/source"
+mkdir -p "$stage/lib/modules/$KREL/extra"
+(cd "$REPO" && find drivers tools/testing -name '*.ko' 2>/dev/null) | while read -r ko; do
+	cp "$REPO/$ko" "$stage/lib/modules/$KREL/extra/"
+done
+depmod -b "$stage" "$KREL"
+[ -d "$OUT/selftests" ] && cp -a "$OUT/selftests/." "$stage/selftests/"
+[ -d "$OUT/harness" ] && cp -a "$OUT/harness/." "$stage/harness/"
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$dest.tmp"
+mv "$dest.tmp" "$dest"

@@ -1,0 +1,51 @@
+#!/bin/bash
+# Boot the test VM once and wait for it to power off.
+#
+#   qemu.sh MODE LOGDIR     MODE: check | run | harness-fail | harness-warn
+#
+# Environment: KERNEL_IMAGE, INITRAMFS, VM_TIMEOUT (seconds, default 900).
+# Writes LOGDIR/console.log (ttyS0: the kernel console) and LOGDIR/tests.log
+# (ttyS1: test output). Exits with QEMU's status, 124 if the timeout hit.
+#
+# The machine: TCG (KVM only if CXLSTACK_KVM=1 and /dev/kvm answers), 2 vCPUs,
+# 2 GiB in two NUMA nodes: node 0 has the CPUs, node 1 is memory-only, as a
+# CXL memory expander appears to the OS (cxl_test also needs two nodes).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+mode=$1
+logdir=$2
+: "${KERNEL_IMAGE:?}" "${INITRAMFS:?}"
+mkdir -p "$logdir"
+rm -f "$logdir/console.log" "$logdir/tests.log"
+
+accel=tcg
+cpu=max
+if [ "${CXLSTACK_KVM:-0}" = 1 ] && [ -w /dev/kvm ]; then
+	accel=kvm
+	cpu=host
+fi
+
+append="console=ttyS0 panic=-1 oops=panic loglevel=7 cxlstack.mode=$mode"
+args=(-accel "$accel" -cpu "$cpu" -smp 2 -m 2G
+      -object memory-backend-ram,id=m0,size=1G
+      -object memory-backend-ram,id=m1,size=1G
+      -numa node,nodeid=0,cpus=0-1,memdev=m0
+      -numa node,nodeid=1,memdev=m1
+      -kernel "$KERNEL_IMAGE" -initrd "$INITRAMFS" -append "$append"
+      -display none -monitor none -no-reboot)
+if [ "$mode" = run ]; then
+	# The console is the demo's output: show it and keep a copy.
+	args+=(-chardev "stdio,id=con,signal=off,logfile=$logdir/console.log"
+	       -serial chardev:con -serial "file:$logdir/tests.log")
+else
+	args+=(-serial "file:$logdir/console.log" -serial "file:$logdir/tests.log")
+fi
+
+rc=0
+timeout -k 10 "${VM_TIMEOUT:-900}" qemu-system-x86_64 "${args[@]}" </dev/null || rc=$?
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	log "the VM did not power off within ${VM_TIMEOUT:-900}s (logs in $logdir)"
+	rc=124
+fi
+exit $rc
