@@ -14,11 +14,6 @@ pgprot_t rust_helper_page_kernel(void)
 	return PAGE_KERNEL;
 }
 
-pgprot_t rust_helper_pgprot_writecombine(pgprot_t prot)
-{
-	return pgprot_writecombine(prot);
-}
-
 pgprot_t rust_helper_pgprot_noncached(pgprot_t prot)
 {
 	return pgprot_noncached(prot);

@@ -22,7 +22,7 @@
 pub fn allow(func: &'static core::ffi::CStr) -> bool {
     // SAFETY: `func` is a valid NUL-terminated string with static lifetime, as the C function
     // requires (it keeps the pointer only for the duration of the call).
-    unsafe { crate::bindings::__printk_ratelimit(func.as_ptr()) != 0 }
+    unsafe { crate::bindings::__printk_ratelimit(func.as_ptr().cast()) != 0 }
 }
 
 /// Prints a warning unless too many rate-limited messages were printed recently.

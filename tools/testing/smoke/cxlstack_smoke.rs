@@ -122,7 +122,7 @@ struct Channel {
 /// The buffer and the thread of a file, once set up.
 struct Running {
     pages: Arc<PinnedPages>,
-    // Dropped (stopped and joined) before `pages` is released by this struct.
+    // Stopped and joined on drop; it holds its own reference to the pages.
     _thread: KThread,
 }
 
