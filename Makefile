@@ -16,7 +16,7 @@ CACHE_DIR   := $(shell $(VM)/kernel.sh --dir)
 ifeq ($(origin KBUILD_OUTPUT),undefined)
 OWN_KERNEL  := 1
 KSRC        := $(CACHE_DIR)/src
-KBUILD_OUTPUT := $(CACHE_DIR)/build
+KBUILD_OUTPUT := $(CACHE_DIR)/src
 MODROOT     ?= $(CACHE_DIR)/modroot
 else
 KSRC        ?= $(KBUILD_OUTPUT)

@@ -90,12 +90,12 @@ pub trait MiscDevice: Sized {
         _cmd: u32,
         _arg: usize,
     ) -> Result<isize> {
-        build_error!(VTABLE_DEFAULT_ERROR)
+        crate::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
     /// Handles `mmap()`: checks the area and fills or prepares it.
     fn mmap(_device: <Self::Ptr as ForeignOwnable>::Borrowed<'_>, _vma: &VmArea) -> Result {
-        build_error!(VTABLE_DEFAULT_ERROR)
+        crate::build_error!(VTABLE_DEFAULT_ERROR)
     }
 }
 
@@ -200,25 +200,31 @@ impl<T: MiscDevice> MiscDeviceRegistration<T> {
         try_pin_init!(Self {
             // `data` first: `open()` may be called as soon as `misc_register` returns.
             data,
-            // SAFETY: `slot` is valid for writes; on success the device stays registered until
-            // `drop` (type invariant), on failure nothing refers to it.
-            inner <- unsafe {
-                crate::init::pin_init_from_closure(move |slot: *mut Opaque<bindings::miscdevice>| {
-                    let misc = Opaque::raw_get(slot);
-                    // SAFETY: all-zero is a valid `miscdevice`; `misc` is valid for writes.
-                    unsafe { misc.write(core::mem::MaybeUninit::zeroed().assume_init()) };
-                    // SAFETY: `misc` was just initialized.
-                    unsafe {
-                        (*misc).minor = bindings::MISC_DYNAMIC_MINOR as _;
-                        (*misc).name = opts.name.as_char_ptr();
-                        (*misc).fops = &fops.ops;
-                        (*misc).mode = opts.mode;
-                    }
-                    // SAFETY: `misc` is initialized and pinned (it is a pinned field).
-                    to_result(unsafe { bindings::misc_register(misc) })
-                })
-            },
+            inner <- Self::register_inner(opts, fops),
         })
+    }
+
+    fn register_inner(
+        opts: MiscDeviceOptions,
+        fops: &'static FileOps<T>,
+    ) -> impl PinInit<Opaque<bindings::miscdevice>, Error> {
+        let init = move |slot: *mut Opaque<bindings::miscdevice>| {
+            let misc = Opaque::raw_get(slot);
+            // SAFETY: `misc` is valid for writes and all-zero is a valid `miscdevice`.
+            unsafe { misc.write(core::mem::MaybeUninit::zeroed().assume_init()) };
+            // SAFETY: `misc` was just initialized and is not shared yet.
+            unsafe {
+                (*misc).minor = bindings::MISC_DYNAMIC_MINOR as _;
+                (*misc).name = opts.name.as_char_ptr();
+                (*misc).fops = &fops.ops;
+                (*misc).mode = opts.mode;
+            }
+            // SAFETY: `misc` is initialized and pinned (the slot is a pinned field).
+            to_result(unsafe { bindings::misc_register(misc) })
+        };
+        // SAFETY: on success the device is registered and stays so until `drop` (type
+        // invariant of `MiscDeviceRegistration`); on failure nothing refers to the slot.
+        unsafe { crate::init::pin_init_from_closure(init) }
     }
 
     /// The registration data.

@@ -247,6 +247,7 @@ impl Drop for PageListGuard<'_> {
             // SAFETY: each page is an order-0 allocation owned by this list.
             unsafe { bindings::__free_pages(*page, 0) };
         }
-        self.pages.clear();
+        // SAFETY: the entries are plain pointers (nothing to drop) and the pages are gone.
+        unsafe { self.pages.set_len(0) };
     }
 }

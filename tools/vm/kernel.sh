@@ -6,7 +6,7 @@
 #
 # The directory is named by a hash of everything that shapes the kernel:
 # the source version, tools/vm/config/*, the rust/ overlay, patches/ and this
-# script. It holds src/ (pristine source + overlay + patches), build/ (O=),
+# script. It holds src/ (pristine source + overlay + patches, built in place),
 # modroot/ (modules_install of the kernel and of cxl_test) and .done.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -45,26 +45,33 @@ if [ ! -e "$PRISTINE/.done" ]; then
 	mv "$PRISTINE.tmp" "$PRISTINE"
 fi
 
-# Start from the newest complete build of the same source, if any, so that a
-# change to the overlay recompiles only what it touches.
+# The tree is built in place (no O=): kbuild then records relative paths, so a
+# copy of another build directory is a valid incremental starting point. A new
+# directory starts as a copy of the newest other one, and only the files whose
+# content differs from (pristine + overlay + patches) are rewritten: a change
+# to the overlay recompiles only what it touches.
+SRC="$DIR/src"
 mkdir -p "$DIR"
-seed=$(ls -dt "$CACHE"/kernel-"$KERNEL_VERSION"-*/.done 2>/dev/null | head -n1 || true)
-if [ ! -d "$DIR/build" ] && [ -n "$seed" ]; then
-	seed=$(dirname "$seed")
-	log "seeding $DIR from $seed"
-	cp -a --reflink=auto "$seed/src" "$seed/build" "$DIR/"
+if [ ! -d "$SRC" ]; then
+	seed=$(ls -dt "$CACHE"/kernel-"$KERNEL_VERSION"-*/src 2>/dev/null | grep -v "^$SRC\$" | head -n1 || true)
+	if [ -n "$seed" ]; then
+		log "seeding $DIR from $(dirname "$seed")"
+		cp -a --reflink=auto "$seed" "$SRC.tmp"
+	else
+		cp -a --reflink=auto "$PRISTINE" "$SRC.tmp"
+	fi
+	mv "$SRC.tmp" "$SRC"
 fi
 
-log "preparing source in $DIR/src"
-mkdir -p "$DIR/src"
-rsync -a --delete --exclude=/.done "$PRISTINE/" "$DIR/src/"
-SRC="$DIR/src"
-B="$DIR/build"
+log "preparing source in $SRC"
+# --checksum without --times: unchanged files keep their timestamps, changed
+# ones get a new one, so make rebuilds exactly what changed.
+rsync -rl --checksum --exclude=/.done "$PRISTINE/" "$SRC/"
 
 # The overlay: files under rust/ are copied over the tree. New Rust modules,
 # C helpers and binding headers are registered so that adding an abstraction
 # is adding files.
-[ -d "$REPO/rust" ] && rsync -a "$REPO/rust/" "$SRC/rust/"
+[ -d "$REPO/rust" ] && rsync -rl --checksum "$REPO/rust/" "$SRC/rust/"
 for f in "$REPO"/rust/kernel/*.rs; do
 	[ -e "$f" ] || continue
 	name=$(basename "$f" .rs)
@@ -90,42 +97,41 @@ for p in "$REPO"/patches/*.patch; do
 done
 
 log "configuring (tinyconfig + tools/vm/config/*.config)"
-mkdir -p "$B"
-make -s -C "$SRC" O="$B" tinyconfig >/dev/null
+make -s -C "$SRC" tinyconfig >/dev/null
 frags=("$REPO"/tools/vm/config/*.config)
-"$SRC/scripts/kconfig/merge_config.sh" -m -O "$B" "$B/.config" "${frags[@]}" >"$B/merge_config.log"
-make -s -C "$SRC" O="$B" olddefconfig >/dev/null
+"$SRC/scripts/kconfig/merge_config.sh" -m -O "$SRC" "$SRC/.config" "${frags[@]}" >"$SRC/merge_config.log"
+make -s -C "$SRC" olddefconfig >/dev/null
 bad=0
 for frag in "${frags[@]}"; do
 	while IFS= read -r line; do
 		case "$line" in
-		CONFIG_*=*) grep -qxF "$line" "$B/.config" || { log "$(basename "$frag"): $line did not stick (dependency missing?)"; bad=1; } ;;
-		'# CONFIG_'*' is not set') sym=${line#\# }; sym=${sym%% *}; grep -q "^$sym=" "$B/.config" && { log "$(basename "$frag"): $sym should be unset"; bad=1; } ;;
+		CONFIG_*=*) grep -qxF "$line" "$SRC/.config" || { log "$(basename "$frag"): $line did not stick (dependency missing?)"; bad=1; } ;;
+		'# CONFIG_'*' is not set') sym=${line#\# }; sym=${sym%% *}; grep -q "^$sym=" "$SRC/.config" && { log "$(basename "$frag"): $sym should be unset"; bad=1; } ;;
 		esac
 	done <"$frag"
 done
 [ $bad = 0 ] || die "kernel config does not match the fragments (see above)"
 
-if ! make -s -C "$SRC" O="$B" rustavailable >"$B/rustavailable.log" 2>&1; then
-	cat "$B/rustavailable.log" >&2
+if ! make -s -C "$SRC" rustavailable >"$SRC/rustavailable.log" 2>&1; then
+	cat "$SRC/rustavailable.log" >&2
 	die "Rust is not available for this kernel (rustc/bindgen/libclang/rust-src)"
 fi
 
-log "building kernel $KERNEL_VERSION in $B (log: $B/build.log)"
-if ! make -C "$SRC" O="$B" -j"$(nproc)" bzImage modules >"$B/build.log" 2>&1; then
-	tail -n 40 "$B/build.log" >&2
-	die "kernel build failed (full log: $B/build.log)"
+log "building kernel $KERNEL_VERSION in $SRC (log: $SRC/build.log)"
+if ! make -C "$SRC" -j"$(nproc)" bzImage modules >"$SRC/build.log" 2>&1; then
+	tail -n 40 "$SRC/build.log" >&2
+	die "kernel build failed (full log: $SRC/build.log)"
 fi
-KREL=$(cat "$B/include/config/kernel.release")
+KREL=$(cat "$SRC/include/config/kernel.release")
 rm -rf "$DIR/modroot"
-make -s -C "$SRC" O="$B" INSTALL_MOD_PATH="$DIR/modroot" modules_install >/dev/null
+make -s -C "$SRC" INSTALL_MOD_PATH="$DIR/modroot" modules_install >/dev/null
 
 log "building cxl_test"
-if ! make -C "$B" M="$SRC/tools/testing/cxl" -j"$(nproc)" modules >"$B/cxl_test.log" 2>&1; then
-	tail -n 40 "$B/cxl_test.log" >&2
-	die "cxl_test build failed (full log: $B/cxl_test.log)"
+if ! make -C "$SRC" M="$SRC/tools/testing/cxl" -j"$(nproc)" modules >"$SRC/cxl_test.log" 2>&1; then
+	tail -n 40 "$SRC/cxl_test.log" >&2
+	die "cxl_test build failed (full log: $SRC/cxl_test.log)"
 fi
-make -s -C "$B" M="$SRC/tools/testing/cxl" INSTALL_MOD_PATH="$DIR/modroot" modules_install >/dev/null
+make -s -C "$SRC" M="$SRC/tools/testing/cxl" INSTALL_MOD_PATH="$DIR/modroot" modules_install >/dev/null
 depmod -b "$DIR/modroot" "$KREL"
 touch "$DIR/.done"
 

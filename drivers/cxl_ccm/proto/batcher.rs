@@ -4,15 +4,15 @@
 //!
 //! The device's DMA executor collects result records as the compute engine produces them and
 //! back-streams them in batches: when the pending payload reaches the *streaming factor* (SF), or
-//! when the offload ends (final flush), or when the caller decides to flush early. One DMA slot equals
-//! one payload ring slot (32 bytes by default); the SF is a whole number of slots.
+//! when the offload ends (final flush), or when the caller decides to flush early. One DMA slot
+//! equals one payload ring slot (32 bytes by default); the SF is a whole number of slots.
 //!
 //! Records are slot-aligned: a record of `len` bytes occupies `ceil(len / slot_size)` consecutive
 //! payload slots of its own and one metadata slot, so releasing a record's payload slots never
-//! releases part of another record. A batch ([`Flush`]) always holds whole records and never more than
-//! SF bytes of payload: a record that would not fit closes the pending batch first. Hence a flush
-//! needs at most `SF / slot_size` payload slots of credit, and [`Batcher::new`] checks that the
-//! payload ring can ever grant that much.
+//! releases part of another record. A batch ([`Flush`]) always holds whole records and never more
+//! than SF bytes of payload: a record that would not fit closes the pending batch first. Hence a
+//! flush needs at most `SF / slot_size` payload slots of credit, and [`Batcher::new`] checks that
+//! the payload ring can ever grant that much.
 //!
 //! Before batching, results pass a [`Sequencer`]: out of order (as produced, the paper's OoO
 //! streaming) or in order (a reorder buffer that releases results in tag order even though the
@@ -156,7 +156,7 @@ impl Flushes {
     }
 
     /// Whether no batch closed.
-    pub const fn is_none(&self) -> bool {
+    pub const fn is_empty(&self) -> bool {
         self.first.is_none() && self.second.is_none()
     }
 }
@@ -171,8 +171,8 @@ impl Iterator for Flushes {
 
 /// The device-side streaming-factor batcher.
 ///
-/// It only counts; the records themselves stay in the caller's queue, and a [`Flush`] tells how many
-/// of them, from the front, to stream.
+/// It only counts; the records themselves stay in the caller's queue, and a [`Flush`] tells how
+/// many of them, from the front, to stream.
 ///
 /// # Invariants
 ///
@@ -229,12 +229,12 @@ impl Batcher {
     pub fn push(&mut self, len: u32) -> Result<Flushes, BatchError> {
         let slots = self.sf.slots_for(len)?;
         let mut closed = Flushes::default();
-        // Cannot overflow: `pending.slots < sf.slots` and `slots <= sf.slots`, both below `2^31`.
+        // Cannot overflow: `pending.slots < sf.slots` and `slots <= sf.slots`, both at most `2^31`.
         if self.pending.slots + slots > self.sf.slots() {
             closed.add(self.take());
         }
-        // Cannot overflow: the sums stay within one SF (`pending.bytes <= pending.slots * slot_size`),
-        // and the record count within `max_records`.
+        // Cannot overflow: the sums stay within one SF, since a record's bytes never exceed its
+        // slots' bytes, and the record count stays within `max_records`.
         self.pending.records += 1;
         self.pending.slots += slots;
         self.pending.bytes += len;
@@ -245,8 +245,8 @@ impl Batcher {
         Ok(closed)
     }
 
-    /// Closes the pending batch, if any: the final flush at the end of an offload, or an early flush
-    /// the caller decides on (e.g. after a timeout).
+    /// Closes the pending batch, if any: the final flush at the end of an offload, or an early
+    /// flush the caller decides on (e.g. after a timeout).
     pub fn flush(&mut self) -> Option<Flush> {
         if self.pending.is_empty() {
             return None;
@@ -273,8 +273,8 @@ pub enum StreamingOrder {
 pub enum SequenceError {
     /// The bitmap storage is too small for the reorder window.
     StorageTooSmall,
-    /// The tag lies beyond the reorder window `[next_tag, next_tag + window)`; the producer must hold
-    /// the result until earlier tags complete.
+    /// The tag lies beyond the reorder window `[next_tag, next_tag + window)`; the producer must
+    /// hold the result until earlier tags complete.
     OutOfWindow,
     /// The tag is in the window and already completed.
     Duplicate,
@@ -294,8 +294,8 @@ impl fmt::Display for SequenceError {
     }
 }
 
-/// A run of consecutive tags, `first, first + 1, ..., first + count - 1` (wrapping), that may now be
-/// handed to the batcher in that order.
+/// A run of consecutive tags, `first, first + 1, ..., first + count - 1` (wrapping), that may now
+/// be handed to the batcher in that order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TagRun {
     /// The first tag.
@@ -306,10 +306,10 @@ pub struct TagRun {
 
 /// The in-order reorder buffer: a gap-aware head over tags.
 ///
-/// Completing a tag is releasing a slot of a ring whose tail is always one window ahead of the head;
-/// the head (`next_tag`) advances over the contiguous run of completed tags, which is exactly the run
-/// that may be streamed in order. The results themselves stay in the caller's storage, indexed for
-/// example by `tag & (window - 1)`.
+/// Completing a tag is releasing a slot of a ring whose tail is always one window ahead of the
+/// head; the head (`next_tag`) advances over the contiguous run of completed tags, which is exactly
+/// the run that may be streamed in order. The results themselves stay in the caller's storage,
+/// indexed for example by `tag & (window - 1)`.
 ///
 /// # Invariants
 ///
@@ -321,7 +321,8 @@ pub struct ReorderBuffer<B> {
 
 impl<B: AsRef<[u64]> + AsMut<[u64]>> ReorderBuffer<B> {
     /// Creates a reorder buffer over a window of `window.capacity()` tags, expecting `first_tag`
-    /// first. `storage` needs [`GapHead::words_for`]`(window.capacity())` words.
+    /// first. `storage` needs [`bitmap_words`](super::gap_head::bitmap_words)`(window.capacity())`
+    /// words.
     pub fn new(window: RingGeometry, storage: B, first_tag: u32) -> Result<Self, SequenceError> {
         let start = RingIndex::new(first_tag);
         let mut tags =
@@ -382,9 +383,9 @@ impl<B: AsRef<[u64]> + AsMut<[u64]>> Sequencer<B> {
         }
     }
 
-    /// Records that the result of `tag` is complete; returns the tags to hand to the batcher now, in
-    /// order. Out of order this is always `tag` alone (tags are not tracked, so duplicates are not
-    /// detected); in order it is the run of completed tags that `tag` unblocked, if any.
+    /// Records that the result of `tag` is complete; returns the tags to hand to the batcher now,
+    /// in order. Out of order this is always `tag` alone (tags are not tracked, so duplicates are
+    /// not detected); in order it is the run of completed tags that `tag` unblocked, if any.
     pub fn complete(&mut self, tag: u32) -> Result<Option<TagRun>, SequenceError> {
         match self {
             Self::OutOfOrder => Ok(Some(TagRun {

@@ -5,11 +5,12 @@
 //! The rings live in host memory and the device cannot see how far the host has consumed them. The
 //! host therefore returns *credit* by storing its head index of each ring into device memory (a
 //! CXL.mem store). The device never waits for these stores: it keeps the last head it read, which
-//! may be stale, and produces only while `tail - head_seen < capacity`. A stale head is conservative:
-//! it can only make the device believe that fewer slots are free than really are, never more.
+//! may be stale, and produces only while `tail - head_seen < capacity`. A stale head is
+//! conservative: it can only make the device believe that fewer slots are free than really are,
+//! never more.
 //!
-//! - [`DeviceCredit`] is the device side: the last head read, the device's own tail, the credit check
-//!   and back-pressure counters.
+//! - [`DeviceCredit`] is the device side: the last head read, the device's own tail, the credit
+//!   check and back-pressure counters.
 //! - [`HeadPublisher`] is the host side: when a new head is worth a store into device memory
 //!   ([`PublishPolicy`]), and the guarantee that published heads never go backwards.
 
@@ -55,8 +56,8 @@ impl fmt::Display for CreditError {
 pub struct Backpressure {
     /// Reservations refused for lack of credit (each retry of a stalled flush counts).
     pub refusals: u64,
-    /// Stall episodes: refusals that followed a successful reservation (or the start), i.e. how many
-    /// times the device had to start waiting.
+    /// Stall episodes: refusals that followed a successful reservation (or the start), i.e. how
+    /// many times the device had to start waiting.
     pub episodes: u64,
 }
 
@@ -179,8 +180,8 @@ impl DeviceCredit {
 
 /// When the host stores a new head into device memory.
 ///
-/// Every store is a CXL.mem write across the link, so batching them saves link traffic at the cost of
-/// returning credit later.
+/// Every store is a CXL.mem write across the link, so batching them saves link traffic at the cost
+/// of returning credit later.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PublishPolicy {
     /// Publish whenever the head advances.
@@ -202,8 +203,8 @@ pub enum PublishPolicy {
 /// # Invariants
 ///
 /// Successive values returned for storing are strictly increasing (modulo the wrap, in the sense of
-/// [`RingIndex::distance_from`]) and each lies at most `capacity` after the previous one, so the head
-/// the device reads never goes backwards.
+/// [`RingIndex::distance_from`]) and each lies at most `capacity` after the previous one, so the
+/// head the device reads never goes backwards.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct HeadPublisher {
     geometry: RingGeometry,
@@ -243,9 +244,9 @@ impl HeadPublisher {
     /// Called after a release with the consumer's current `head` and received `tail` (e.g. from a
     /// [`GapHead`](super::gap_head::GapHead)).
     ///
-    /// Returns `Some(head)` if the policy says to publish now; the caller must then store that value
-    /// into device memory, after its reads of the released slots have completed (a release barrier).
-    /// A later value supersedes an earlier one that has not been stored yet.
+    /// Returns `Some(head)` if the policy says to publish now; the caller must then store that
+    /// value into device memory, after its reads of the released slots have completed (a release
+    /// barrier). A later value supersedes an earlier one that has not been stored yet.
     pub fn on_release(
         &mut self,
         head: RingIndex,

@@ -10,8 +10,8 @@
 //! to 2.
 //!
 //! One bit per slot records "released, but the head has not passed it yet". The bitmap lives in
-//! storage the caller provides (`[u64; N]`, `&mut [u64]`, or any other `AsRef<[u64]> + AsMut<[u64]>`),
-//! so that this module needs neither `alloc` nor a compile-time capacity.
+//! storage the caller provides (`[u64; N]`, `&mut [u64]`, or any other `AsRef<[u64]> +
+//! AsMut<[u64]>`), so that this module needs neither `alloc` nor a compile-time capacity.
 
 use core::fmt;
 
@@ -23,7 +23,7 @@ const WORD_BITS: u32 = u64::BITS;
 /// Errors of the gap-aware head. Every error leaves the head unchanged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GapHeadError {
-    /// The bitmap storage has fewer than [`GapHead::words_for`] words for the ring's capacity.
+    /// The bitmap storage has fewer than [`bitmap_words`] words for the ring's capacity.
     StorageTooSmall,
     /// A new tail lies before the tail already received: tails never move backwards.
     TailRegressed,
@@ -56,15 +56,16 @@ impl fmt::Display for GapHeadError {
 
 /// The consumer's head of a ring whose slots are released in any order.
 ///
-/// `head` is the first slot not yet returned as credit; `tail` is the first slot not yet received
-/// (for the payload ring: the end of the last payload named by a metadata record the host has read).
+/// `head` is the end of the contiguous prefix of released slots: the value the host may return to
+/// the device as credit. `tail` is the first slot not yet received (for the payload ring: the end
+/// of the last payload named by a metadata record the host has read).
 ///
 /// # Invariants
 ///
 /// - `tail - head` (wrapping) is at most `geometry.capacity()`.
-/// - `released` has at least `words_for(capacity)` words.
-/// - The bit of slot `geometry.slot(i)` is set iff `i` lies in `[head, tail)` and was released.
-///   In particular the bit of `head` is clear whenever `head != tail`, since the head always advances
+/// - `released` has at least `bitmap_words(capacity)` words.
+/// - The bit of slot `geometry.slot(i)` is set iff `i` lies in `[head, tail)` and was released. In
+///   particular the bit of `head` is clear whenever `head != tail`, since the head always advances
 ///   over every released slot it reaches, and every bit outside `[head, tail)` is clear.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GapHead<B> {
@@ -74,12 +75,14 @@ pub struct GapHead<B> {
     released: B,
 }
 
-impl<B: AsRef<[u64]> + AsMut<[u64]>> GapHead<B> {
-    /// Number of `u64` words a bitmap needs for a ring of `capacity` slots.
-    pub const fn words_for(capacity: u32) -> usize {
-        capacity.div_ceil(WORD_BITS) as usize
-    }
+/// Number of `u64` words the bitmap of a [`GapHead`] needs for a ring of `capacity` slots.
+///
+/// Usable in constant expressions, e.g. `GapHead<[u64; bitmap_words(CAPACITY)]>`.
+pub const fn bitmap_words(capacity: u32) -> usize {
+    capacity.div_ceil(WORD_BITS) as usize
+}
 
+impl<B: AsRef<[u64]> + AsMut<[u64]>> GapHead<B> {
     /// Creates an empty head (`head == tail == start`) over `storage`, which is cleared.
     ///
     /// `start` is normally [`RingIndex::ZERO`]; tests start near `u32::MAX` to cross the wrap.
@@ -89,7 +92,7 @@ impl<B: AsRef<[u64]> + AsMut<[u64]>> GapHead<B> {
         start: RingIndex,
     ) -> Result<Self, GapHeadError> {
         let words = storage.as_mut();
-        if words.len() < Self::words_for(geometry.capacity()) {
+        if words.len() < bitmap_words(geometry.capacity()) {
             return Err(GapHeadError::StorageTooSmall);
         }
         words.fill(0);
@@ -143,8 +146,8 @@ impl<B: AsRef<[u64]> + AsMut<[u64]>> GapHead<B> {
             return Err(GapHeadError::TailOverrun);
         }
         let added = new_tail.distance_from(self.tail);
-        // INVARIANT: `new_tail - head <= capacity` was checked; the new slots' bits are clear because
-        // every bit outside the old window is clear.
+        // INVARIANT: `new_tail - head <= capacity` was checked; the new slots' bits are clear
+        // because every bit outside the old window is clear.
         self.tail = new_tail;
         Ok(added)
     }

@@ -4,14 +4,14 @@
 //!
 //! Both AXLE rings (the metadata ring and the payload ring) are addressed by *free-running* 32-bit
 //! counters: a head or tail is never reduced modulo the capacity, it only ever grows by wrapping
-//! addition. The slot a counter designates is `counter & (capacity - 1)`, which is why the capacity is
-//! a power of two. Keeping the counters free-running is what lets `tail - head` (wrapping) tell a full
-//! ring (`capacity`) from an empty one (`0`) without a separate flag, and what lets a stale head be
-//! recognised as "behind" rather than mistaken for a lap ahead.
+//! addition. The slot a counter designates is `counter & (capacity - 1)`, which is why the capacity
+//! is a power of two. Keeping the counters free-running is what lets `tail - head` (wrapping) tell
+//! a full ring (`capacity`) from an empty one (`0`) without a separate flag, and what lets a stale
+//! head be recognised as "behind" rather than mistaken for a lap ahead.
 //!
 //! Counters are `u32` because they are stored into another agent's memory (the device's tails into
-//! host memory, the host's heads into device memory), and a naturally aligned 32-bit store is single-copy
-//! atomic on every path we use (CXL.mem, CXL.io posted writes, and 32-bit hosts).
+//! host memory, the host's heads into device memory), and a naturally aligned 32-bit store is
+//! single-copy atomic on every path we use (CXL.mem, CXL.io posted writes, and 32-bit hosts).
 
 use core::fmt;
 
@@ -19,8 +19,8 @@ use core::fmt;
 ///
 /// Two counters are compared with wrapping subtraction, read as "how far ahead" in the half of the
 /// 32-bit counter space that lies in front of the earlier one. With at most `2^31` slots, every
-/// legitimate distance (`0..=capacity`) falls in that half, so an index that lies *behind* can always
-/// be told apart from one that lies *ahead*.
+/// legitimate distance (`0..=capacity`) falls in that half, so an index that lies *behind* can
+/// always be told apart from one that lies *ahead*.
 pub const MAX_CAPACITY: u32 = 1 << 31;
 
 /// Errors of ring geometry validation and index checks.
@@ -32,8 +32,8 @@ pub enum RingError {
     NotPowerOfTwo,
     /// The capacity exceeds [`MAX_CAPACITY`].
     TooLarge,
-    /// A head/tail pair (or a run of slots) describes more than `capacity` slots: at least one of the
-    /// two counters is corrupt or belongs to another ring.
+    /// A head/tail pair (or a run of slots) describes more than `capacity` slots: at least one of
+    /// the two counters is corrupt or belongs to another ring.
     IndexOutOfRange,
 }
 
@@ -53,7 +53,10 @@ impl fmt::Display for RingError {
 ///
 /// The raw value is what travels between host and device. It is never reduced modulo the capacity;
 /// use [`RingGeometry::slot`] to find the slot it designates.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// Deliberately not `Ord`: comparing raw values is wrong across the wrap. Use
+/// [`RingIndex::distance_from`] and [`RingIndex::is_before`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct RingIndex(u32);
 
@@ -79,19 +82,21 @@ impl RingIndex {
 
     /// How many positions `self` lies after `earlier`, modulo `2^32`.
     ///
-    /// This is the only correct way to compare two free-running counters: `tail.distance_from(head)`
-    /// is the number of slots in `[head, tail)`, also across the `u32::MAX → 0` wrap.
+    /// This is the only correct way to compare two free-running counters:
+    /// `tail.distance_from(head)` is the number of slots in `[head, tail)`, also across the
+    /// `u32::MAX → 0` wrap.
     pub const fn distance_from(self, earlier: Self) -> u32 {
         self.0.wrapping_sub(earlier.0)
     }
 
-    /// Whether `self` lies strictly before `other` in the half of counter space behind `other`.
+    /// Whether `self` lies strictly before `other`, less than `2^31` positions behind it.
     ///
-    /// Meaningful only for counters of the same ring that are at most [`MAX_CAPACITY`] apart, which is
-    /// what every validated pair of this crate is.
+    /// Meaningful for counters of the same ring, which validated state keeps at most
+    /// [`MAX_CAPACITY`] apart. Two counters exactly `2^31` apart (the two ends of a full ring of
+    /// `MAX_CAPACITY` slots) are neither before the other.
     pub const fn is_before(self, other: Self) -> bool {
         let ahead = other.distance_from(self);
-        ahead != 0 && ahead <= MAX_CAPACITY
+        ahead != 0 && ahead < MAX_CAPACITY
     }
 }
 
@@ -185,10 +190,11 @@ impl RingGeometry {
         }
     }
 
-    /// Splits the `count` slots starting at counter `first` into at most two runs of contiguous slots.
+    /// Splits the `count` slots starting at counter `first` into at most two runs of contiguous
+    /// slots.
     ///
-    /// The second run is `Some` only when the slots wrap past the last slot of the ring; a DMA engine
-    /// then issues two transfers, and a reader reads two pieces. Fails with
+    /// The second run is `Some` only when the slots wrap past the last slot of the ring; a DMA
+    /// engine then issues two transfers, and a reader reads two pieces. Fails with
     /// [`RingError::IndexOutOfRange`] if `count` exceeds the capacity.
     pub const fn runs(
         self,
