@@ -49,7 +49,11 @@ impl<T: FromBytes + AsBytes> IoctlArg<T> {
         if _IOC_SIZE(cmd) != core::mem::size_of::<T>() {
             return Err(ENOTTY);
         }
-        Ok(Self { cmd, ptr: arg, _t: PhantomData })
+        Ok(Self {
+            cmd,
+            ptr: arg,
+            _t: PhantomData,
+        })
     }
 
     /// Copies the argument in. Needs a command with the write direction (`_IOW`/`_IOWR`).
@@ -57,7 +61,9 @@ impl<T: FromBytes + AsBytes> IoctlArg<T> {
         if _IOC_DIR(self.cmd) & IOC_WRITE == 0 {
             return Err(ENOTTY);
         }
-        UserSlice::new(self.ptr, core::mem::size_of::<T>()).reader().read::<T>()
+        UserSlice::new(self.ptr, core::mem::size_of::<T>())
+            .reader()
+            .read::<T>()
     }
 
     /// Copies `value` out. Needs a command with the read direction (`_IOR`/`_IOWR`).
@@ -65,6 +71,8 @@ impl<T: FromBytes + AsBytes> IoctlArg<T> {
         if _IOC_DIR(self.cmd) & IOC_READ == 0 {
             return Err(ENOTTY);
         }
-        UserSlice::new(self.ptr, core::mem::size_of::<T>()).writer().write(value)
+        UserSlice::new(self.ptr, core::mem::size_of::<T>())
+            .writer()
+            .write(value)
     }
 }

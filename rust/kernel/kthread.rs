@@ -82,7 +82,12 @@ impl KThread {
         F: FnOnce() -> i32 + Send + 'static,
     {
         let name = CString::try_from_fmt(name)?;
-        let start = KBox::new(Start { f: UnsafeCell::new(Some(f)) }, GFP_KERNEL)?;
+        let start = KBox::new(
+            Start {
+                f: UnsafeCell::new(Some(f)),
+            },
+            GFP_KERNEL,
+        )?;
         let start = KBox::into_raw(start).cast::<c_void>();
         // SAFETY: `thread_fn::<F>` matches the C signature and `start` is the pointer it
         // expects; `name` is a valid C string copied by the callee.

@@ -51,10 +51,6 @@ use core::marker::PhantomData;
 /// let reg = KBox::pin_init(MiscDeviceRegistration::register(opts, &COUNTER_FOPS, 7), GFP_KERNEL)?;
 /// assert!(reg.minor() > 0);
 /// assert_eq!(*reg.data(), 7);
-/// // A second device with the same name is refused by the driver core.
-/// let opts = MiscDeviceOptions { name: kernel::c_str!("rust_misc_doctest"), mode: 0 };
-/// let dup = KBox::pin_init(MiscDeviceRegistration::register(opts, &COUNTER_FOPS, 8), GFP_KERNEL);
-/// assert!(dup.is_err());
 /// drop(reg);
 /// # Ok::<(), Error>(())
 /// ```
@@ -129,8 +125,16 @@ impl<T: MiscDevice> FileOps<T> {
                 owner,
                 open: Some(fops_open::<T>),
                 release: Some(fops_release::<T>),
-                unlocked_ioctl: if T::HAS_IOCTL { Some(fops_ioctl::<T>) } else { None },
-                mmap: if T::HAS_MMAP { Some(fops_mmap::<T>) } else { None },
+                unlocked_ioctl: if T::HAS_IOCTL {
+                    Some(fops_ioctl::<T>)
+                } else {
+                    None
+                },
+                mmap: if T::HAS_MMAP {
+                    Some(fops_mmap::<T>)
+                } else {
+                    None
+                },
                 llseek: Some(bindings::noop_llseek),
                 // SAFETY: all-zero is a valid `file_operations` (no callbacks).
                 ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }

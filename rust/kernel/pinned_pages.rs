@@ -82,7 +82,10 @@ impl PinnedPages {
         }
         let mut pages = KVec::with_capacity(count, GFP_KERNEL)?;
         // Frees what was allocated so far if a later step fails.
-        let mut guard = PageListGuard { pages: &mut pages, mode: CacheMode::Cached };
+        let mut guard = PageListGuard {
+            pages: &mut pages,
+            mode: CacheMode::Cached,
+        };
         for _ in 0..count {
             // SAFETY: allocation with valid flags; the result is checked for NULL.
             let page = unsafe {
@@ -215,7 +218,10 @@ impl Drop for PinnedPages {
         // SAFETY: `vaddr` came from `vmap` (type invariant) and is unmapped once.
         unsafe { bindings::vunmap(self.vaddr.as_ptr().cast()) };
         // The guard restores the memory type and frees the pages.
-        drop(PageListGuard { pages: &mut self.pages, mode: self.mode });
+        drop(PageListGuard {
+            pages: &mut self.pages,
+            mode: self.mode,
+        });
     }
 }
 

@@ -4,7 +4,9 @@
 //!
 //! C header: [`include/linux/mm.h`](srctree/include/linux/mm.h)
 
-use crate::{bindings, cache_mode::CacheMode, error::to_result, page::PAGE_SHIFT, prelude::*, types::Opaque};
+use crate::{
+    bindings, cache_mode::CacheMode, error::to_result, page::PAGE_SHIFT, prelude::*, types::Opaque,
+};
 
 /// Flags of a virtual memory area (`VM_*`).
 pub mod flags {

@@ -105,8 +105,9 @@ TEST_F(smoke, fill_and_verify)
 	ASSERT_EQ(0, setup(self->fd, NPAGES, variant->cache_mode));
 	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
 	ASSERT_NE(MAP_FAILED, map);
-	for (__u64 i = 0; i < words; i++)
+	for (__u64 i = 0; i < words; i++) {
 		ASSERT_EQ(0, map[i]) TH_LOG("fresh buffer not zeroed at word %llu", i);
+	}
 
 	ASSERT_EQ(0, fill(self->fd, 0x1234, words, &gen));
 	EXPECT_EQ(1, gen);

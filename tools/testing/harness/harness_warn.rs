@@ -20,7 +20,7 @@ struct HarnessWarn;
 
 impl kernel::Module for HarnessWarn {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("harness_warn: emitting a deliberate warning\n");
+        pr_info!("emitting a deliberate warning\n");
         kernel::warn_on!(true);
         Ok(HarnessWarn)
     }

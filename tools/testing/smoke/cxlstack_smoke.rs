@@ -9,6 +9,7 @@
 //! errors returned for bad commands, arguments and mappings.
 
 use core::sync::atomic::{fence, Ordering};
+use kernel::prelude::*;
 use kernel::{
     cache_mode::CacheMode,
     ioctl::{_IOR, _IOW, _IOWR},
@@ -141,52 +142,59 @@ impl SmokeFile {
 
     fn setup(&self, arg: Setup) -> Result<isize> {
         if arg.reserved != [0, 0] {
-            pr_warn_ratelimited!("cxlstack_smoke: SETUP: reserved fields must be 0\n");
+            pr_warn_ratelimited!("SETUP: reserved fields must be 0\n");
             return Err(EINVAL);
         }
         if arg.npages == 0 || arg.npages > MAX_PAGES {
-            pr_warn_ratelimited!(
-                "cxlstack_smoke: SETUP: npages {} not in 1..={}\n",
-                arg.npages,
-                MAX_PAGES
-            );
+            pr_warn_ratelimited!("SETUP: npages {} not in 1..={}\n", arg.npages, MAX_PAGES);
             return Err(EINVAL);
         }
         let Some(mode) = CacheMode::from_raw(arg.cache_mode) else {
-            pr_warn_ratelimited!("cxlstack_smoke: SETUP: unknown cache mode {}\n", arg.cache_mode);
+            pr_warn_ratelimited!("SETUP: unknown cache mode {}\n", arg.cache_mode);
             return Err(EINVAL);
         };
         let mut running = self.running.lock();
         if running.is_some() {
-            pr_warn_ratelimited!("cxlstack_smoke: SETUP: this file is already set up\n");
+            pr_warn_ratelimited!("SETUP: this file is already set up\n");
             return Err(EBUSY);
         }
-        let pages = Arc::new(PinnedPages::alloc(arg.npages as usize, ANY_NODE, mode)?, GFP_KERNEL)?;
+        let pages = Arc::new(
+            PinnedPages::alloc(arg.npages as usize, ANY_NODE, mode)?,
+            GFP_KERNEL,
+        )?;
         let (chan, buf) = (self.chan.clone(), pages.clone());
-        let thread = KThread::spawn(kernel::fmt!("cxlstack_smoke"), move || fill_thread(chan, buf))?;
-        *running = Some(Running { pages, _thread: thread });
+        let thread = KThread::spawn(kernel::fmt!("cxlstack_smoke"), move || {
+            fill_thread(chan, buf)
+        })?;
+        *running = Some(Running {
+            pages,
+            _thread: thread,
+        });
         Ok(0)
     }
 
     fn fill(&self, arg: &Fill) -> Result<u64> {
         if arg.reserved != 0 {
-            pr_warn_ratelimited!("cxlstack_smoke: FILL: reserved field must be 0\n");
+            pr_warn_ratelimited!("FILL: reserved field must be 0\n");
             return Err(EINVAL);
         }
         let Some(pages) = self.pages() else {
-            pr_warn_ratelimited!("cxlstack_smoke: FILL before SETUP\n");
+            pr_warn_ratelimited!("FILL before SETUP\n");
             return Err(EINVAL);
         };
         let words = (pages.len() / 8) as u64;
         if arg.count == 0 || arg.count > words {
-            pr_warn_ratelimited!("cxlstack_smoke: FILL: count {} not in 1..={}\n", arg.count, words);
+            pr_warn_ratelimited!("FILL: count {} not in 1..={}\n", arg.count, words);
             return Err(EINVAL);
         }
         let mut state = self.chan.state.lock();
         if state.job.is_some() || state.completed != state.requested {
             return Err(EBUSY);
         }
-        state.job = Some(Job { seed: arg.seed, count: arg.count });
+        state.job = Some(Job {
+            seed: arg.seed,
+            count: arg.count,
+        });
         state.requested += 1;
         let want = state.requested;
         self.chan.cond.notify_all();
@@ -213,8 +221,9 @@ fn fill_thread(chan: Arc<Channel>, pages: Arc<PinnedPages>) -> i32 {
                     break job;
                 }
                 // Interruptible: `kthread_stop()` makes it return even if the stop request
-                // arrives between the check above and the sleep.
-                chan.cond.wait_interruptible(&mut state);
+                // arrives between the check above and the sleep. Kernel threads get no
+                // other signals, so a pending signal means a stop request: loop to check.
+                let _stop_requested = chan.cond.wait_interruptible(&mut state);
             }
         };
         for i in 0..job.count {
@@ -275,7 +284,7 @@ impl MiscDevice for SmokeDevice {
                 Ok(0)
             }
             _ => {
-                pr_warn_ratelimited!("cxlstack_smoke: unknown ioctl {:#x}\n", cmd);
+                pr_warn_ratelimited!("unknown ioctl {:#x}\n", cmd);
                 Err(ENOTTY)
             }
         }
@@ -283,12 +292,12 @@ impl MiscDevice for SmokeDevice {
 
     fn mmap(file: Pin<&SmokeFile>, vma: &VmArea) -> Result {
         let Some(pages) = file.pages() else {
-            pr_warn_ratelimited!("cxlstack_smoke: mmap before SETUP\n");
+            pr_warn_ratelimited!("mmap before SETUP\n");
             return Err(EINVAL);
         };
         pages.map_to_user(vma).inspect_err(|e| {
             pr_warn_ratelimited!(
-                "cxlstack_smoke: mmap of {} bytes at page {} refused ({:?}); buffer has {} pages\n",
+                "mmap of {} bytes at page {} refused ({:?}); buffer has {} pages\n",
                 vma.len(),
                 vma.pgoff(),
                 e,
@@ -306,9 +315,15 @@ struct SmokeModule {
 
 impl kernel::Module for SmokeModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let opts = MiscDeviceOptions { name: kernel::c_str!("cxlstack_smoke"), mode: 0o600 };
-        let reg = KBox::pin_init(MiscDeviceRegistration::register(opts, &SMOKE_FOPS, ()), GFP_KERNEL)?;
-        pr_info!("cxlstack_smoke: /dev/cxlstack_smoke ready (minor {})\n", reg.minor());
+        let opts = MiscDeviceOptions {
+            name: kernel::c_str!("cxlstack_smoke"),
+            mode: 0o600,
+        };
+        let reg = KBox::pin_init(
+            MiscDeviceRegistration::register(opts, &SMOKE_FOPS, ()),
+            GFP_KERNEL,
+        )?;
+        pr_info!("/dev/cxlstack_smoke ready (minor {})\n", reg.minor());
         Ok(SmokeModule { _reg: reg })
     }
 }
