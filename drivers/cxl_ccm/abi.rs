@@ -988,6 +988,7 @@ macro_rules! assert_layout {
         )*
     };
 }
+pub(crate) use assert_layout;
 
 assert_layout!(GlobalRegs, size = 0x100, align = 8, {
     magic @ REG_MAGIC,

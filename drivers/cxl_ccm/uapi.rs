@@ -340,25 +340,8 @@ pub const IOC_WAIT: u32 = iowr(IOC_NR_WAIT, size_of::<Wait>());
 // Layout assertions
 // ---------------------------------------------------------------------------------------------
 
-/// Asserts the size, alignment and field offsets of a user ABI structure at compile time.
-macro_rules! assert_layout {
-    ($ty:ty, size = $size:expr, align = $align:expr, { $($field:ident @ $off:expr),* $(,)? }) => {
-        const _: () = assert!(
-            size_of::<$ty>() == $size,
-            concat!("size of ", stringify!($ty))
-        );
-        const _: () = assert!(
-            align_of::<$ty>() == $align,
-            concat!("alignment of ", stringify!($ty))
-        );
-        $(
-            const _: () = assert!(
-                offset_of!($ty, $field) == $off,
-                concat!("offset of ", stringify!($ty), ".", stringify!($field))
-            );
-        )*
-    };
-}
+// The same checks as the device ABI's, with the same macro.
+use super::abi::assert_layout;
 
 assert_layout!(Info, size = 0x60, align = 8, {
     flags @ 0x00,
