@@ -11,6 +11,7 @@
 //! their physical addresses stay valid for as long as the object lives. The kernel sees them
 //! through one `vmap()` range; user space through [`PinnedPages::map_to_user`].
 
+use crate::shared_mem::SharedMem;
 use crate::{
     alloc::{flags, KVec},
     bindings,
@@ -19,10 +20,7 @@ use crate::{
     prelude::*,
     vma::{self, VmArea},
 };
-use core::{
-    ptr::NonNull,
-    sync::atomic::{AtomicU32, AtomicU64},
-};
+use core::ptr::NonNull;
 
 /// The NUMA node argument meaning "any node" (`NUMA_NO_NODE`).
 pub const ANY_NODE: i32 = -1;
@@ -44,8 +42,8 @@ pub struct PinnedPages {
 
 // SAFETY: the object owns its pages and the kernel mapping; nothing in it is tied to a thread.
 unsafe impl Send for PinnedPages {}
-// SAFETY: `&PinnedPages` only gives out addresses and atomic accessors; concurrent access to
-// the memory through them is data-race free.
+// SAFETY: `&PinnedPages` only gives out addresses and the `SharedMem` accessors, which are safe
+// to use from several threads.
 unsafe impl Sync for PinnedPages {}
 
 impl PinnedPages {
@@ -56,6 +54,7 @@ impl PinnedPages {
     ///
     /// ```
     /// use kernel::{cache_mode::CacheMode, pinned_pages::{PinnedPages, ANY_NODE}};
+    /// use kernel::shared_mem::SharedMem;
     ///
     /// for mode in [CacheMode::Cached, CacheMode::WriteCombining, CacheMode::Uncached] {
     ///     let pages = PinnedPages::alloc(3, ANY_NODE, mode)?;
@@ -158,35 +157,6 @@ impl PinnedPages {
         Ok((pfn << PAGE_SHIFT) + (offset & (PAGE_SIZE - 1)) as u64)
     }
 
-    fn checked_ptr<T>(&self, offset: usize) -> Result<*mut T> {
-        let size = core::mem::size_of::<T>();
-        let end = offset.checked_add(size).ok_or(EINVAL)?;
-        if end > self.len() || offset % core::mem::align_of::<T>() != 0 {
-            return Err(EINVAL);
-        }
-        // SAFETY: `offset + size <= len`, so the result stays inside the mapping.
-        Ok(unsafe { self.as_ptr().add(offset) }.cast::<T>())
-    }
-
-    /// An atomic view of the naturally aligned 64-bit word at `offset`.
-    ///
-    /// Returns `EINVAL` if the word is not inside the region or not aligned.
-    pub fn atomic_u64(&self, offset: usize) -> Result<&AtomicU64> {
-        let ptr = self.checked_ptr::<AtomicU64>(offset)?;
-        // SAFETY: `ptr` is aligned and inside the mapping, which lives as long as `&self`;
-        // `AtomicU64` has no invalid bit patterns and all accesses through it are atomic.
-        Ok(unsafe { &*ptr })
-    }
-
-    /// An atomic view of the naturally aligned 32-bit word at `offset`.
-    ///
-    /// Returns `EINVAL` if the word is not inside the region or not aligned.
-    pub fn atomic_u32(&self, offset: usize) -> Result<&AtomicU32> {
-        let ptr = self.checked_ptr::<AtomicU32>(offset)?;
-        // SAFETY: as in `atomic_u64`.
-        Ok(unsafe { &*ptr })
-    }
-
     /// Maps the pages selected by the file offset of `vma` into it, with the region's caching.
     ///
     /// The area must be shared (`MAP_SHARED`) and lie inside the region; otherwise `EINVAL`.
@@ -213,6 +183,17 @@ impl PinnedPages {
     }
 }
 
+// SAFETY: `vaddr` maps `len()` bytes until drop (type invariant); no Rust reference covers them.
+unsafe impl SharedMem for PinnedPages {
+    fn base(&self) -> *mut u8 {
+        self.vaddr.as_ptr()
+    }
+
+    fn size(&self) -> usize {
+        self.len()
+    }
+}
+
 impl Drop for PinnedPages {
     fn drop(&mut self) {
         // SAFETY: `vaddr` came from `vmap` (type invariant) and is unmapped once.
@@ -223,6 +204,13 @@ impl Drop for PinnedPages {
             mode: self.mode,
         });
     }
+}
+
+/// The physical address of an order-0 page.
+pub fn page_phys_addr(page: &crate::page::Page) -> u64 {
+    // SAFETY: `page` is a valid page (type invariant of `Page`).
+    let pfn = unsafe { bindings::page_to_pfn(page.as_ptr()) } as u64;
+    pfn << PAGE_SHIFT
 }
 
 fn node_is_online(node: i32) -> bool {

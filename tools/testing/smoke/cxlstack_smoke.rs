@@ -20,6 +20,7 @@ use kernel::{
     page::PAGE_SIZE,
     pinned_pages::{PinnedPages, ANY_NODE},
     pr_warn_ratelimited,
+    shared_mem::SharedMem,
     sync::{Arc, CondVar, Mutex},
     types::{AsBytes, FromBytes},
     vma::VmArea,

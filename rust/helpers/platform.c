@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/device.h>
+
+void *rust_helper_dev_get_drvdata(const struct device *dev)
+{
+	return dev_get_drvdata(dev);
+}
+
+void rust_helper_dev_set_drvdata(struct device *dev, void *data)
+{
+	dev_set_drvdata(dev, data);
+}

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Platform devices and drivers.
+//!
+//! C header: [`include/linux/platform_device.h`](srctree/include/linux/platform_device.h)
+//!
+//! A driver implements [`PlatformDriver`] and keeps a pinned [`DriverRegistration`] while it
+//! wants to bind: probe returns the per-device data, which the driver core keeps in the
+//! device's driver data until remove gives it back. Code that *creates* devices (a software
+//! device model, a test) owns them through [`OwnedPlatformDevice`], which unregisters the
+//! device — unbinding its driver first — when dropped.
+
+use crate::{
+    alloc::KVec,
+    bindings,
+    device::Device,
+    error::{from_err_ptr, to_result},
+    ffi::c_int,
+    prelude::*,
+    str::CStr,
+    types::{ForeignOwnable, Opaque},
+};
+use core::{marker::PhantomData, ptr::NonNull};
+
+/// A physical memory range of a device (an `IORESOURCE_MEM` resource).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemResource {
+    /// The physical address of the first byte.
+    pub start: u64,
+    /// The size in bytes (never 0 for a resource of a device).
+    pub size: u64,
+}
+
+/// A platform device, as seen by its driver or its creator.
+///
+/// # Invariants
+///
+/// `self.0` is a registered `platform_device`, valid for the lifetime of the reference.
+#[repr(transparent)]
+pub struct PlatformDevice(Opaque<bindings::platform_device>);
+
+impl PlatformDevice {
+    /// # Safety
+    ///
+    /// `ptr` must point to a registered platform device that stays valid for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::platform_device) -> &'a Self {
+        // SAFETY: transparent wrapper; validity from the caller.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    fn raw(&self) -> *mut bindings::platform_device {
+        self.0.get()
+    }
+
+    /// The generic device.
+    pub fn as_dev(&self) -> &Device {
+        // SAFETY: `dev` is embedded in the valid platform device (type invariant) and lives as
+        // long as it.
+        unsafe { Device::as_ref(core::ptr::addr_of_mut!((*self.raw()).dev)) }
+    }
+
+    /// The instance id given at registration (`-1` for none).
+    pub fn id(&self) -> i32 {
+        // SAFETY: valid by the type invariant; `id` does not change after registration.
+        unsafe { (*self.raw()).id }
+    }
+
+    /// The `index`-th memory resource, if there is one.
+    pub fn mem_resource(&self, index: u32) -> Option<MemResource> {
+        // SAFETY: valid by the type invariant; the function only walks the resource array.
+        let res =
+            unsafe { bindings::platform_get_resource(self.raw(), bindings::IORESOURCE_MEM, index) };
+        if res.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null result points into the device's resource array.
+        let (start, end) = unsafe { ((*res).start, (*res).end) };
+        Some(MemResource {
+            start,
+            size: end.wrapping_sub(start).wrapping_add(1),
+        })
+    }
+}
+
+/// A driver of platform devices whose name is [`PlatformDriver::NAME`].
+pub trait PlatformDriver {
+    /// Per-device data, from probe to remove.
+    type Data: ForeignOwnable + Send + Sync;
+
+    /// The device name this driver binds to.
+    const NAME: &'static CStr;
+
+    /// Binds to `pdev`; the returned data is kept until [`PlatformDriver::remove`].
+    fn probe(pdev: &PlatformDevice) -> Result<Self::Data>;
+
+    /// Unbinds from `pdev` (device removal, driver unregistration or unbind through sysfs).
+    fn remove(_pdev: &PlatformDevice, data: Self::Data) {
+        drop(data);
+    }
+}
+
+/// A registered platform driver; unregistered (unbinding every device) on drop.
+///
+/// # Invariants
+///
+/// `drv` is registered with `__platform_driver_register` from initialization until drop.
+#[pin_data(PinnedDrop)]
+pub struct DriverRegistration<T: PlatformDriver> {
+    #[pin]
+    drv: Opaque<bindings::platform_driver>,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: the driver core synchronizes (un)registration.
+unsafe impl<T: PlatformDriver> Send for DriverRegistration<T> {}
+// SAFETY: `&self` exposes nothing.
+unsafe impl<T: PlatformDriver> Sync for DriverRegistration<T> {}
+
+impl<T: PlatformDriver> DriverRegistration<T> {
+    /// Registers the driver on behalf of `module` (which the driver core pins while bound).
+    pub fn register(module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        let init = move |slot: *mut Opaque<bindings::platform_driver>| {
+            let drv = Opaque::raw_get(slot);
+            // SAFETY: `drv` is valid for writes and all-zero is a valid `platform_driver`.
+            unsafe { drv.write(core::mem::MaybeUninit::zeroed().assume_init()) };
+            // SAFETY: `drv` was just initialized and is not shared yet.
+            unsafe {
+                (*drv).probe = Some(probe_callback::<T>);
+                (*drv).__bindgen_anon_1.remove = Some(remove_callback::<T>);
+                (*drv).driver.name = T::NAME.as_char_ptr();
+            }
+            // SAFETY: `drv` is initialized and pinned; `module` is the caller's module.
+            to_result(unsafe { bindings::__platform_driver_register(drv, module.as_ptr()) })
+        };
+        try_pin_init!(Self {
+            // SAFETY: on success the driver stays registered until drop (type invariant); on
+            // failure nothing refers to the slot.
+            drv <- unsafe { crate::init::pin_init_from_closure(init) },
+            _t: PhantomData,
+        })
+    }
+}
+
+#[pinned_drop]
+impl<T: PlatformDriver> PinnedDrop for DriverRegistration<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: registered since initialization (type invariant); this unbinds every device
+        // (calling `remove_callback`) before returning.
+        unsafe { bindings::platform_driver_unregister(self.drv.get()) };
+    }
+}
+
+/// # Safety
+///
+/// Called by the driver core with a valid device, before any `remove_callback` for it.
+unsafe extern "C" fn probe_callback<T: PlatformDriver>(
+    pdev: *mut bindings::platform_device,
+) -> c_int {
+    // SAFETY: the device is valid during probe.
+    let dev = unsafe { PlatformDevice::from_raw(pdev) };
+    match T::probe(dev) {
+        Ok(data) => {
+            // SAFETY: `dev` is valid; the driver data belongs to the bound driver (us) until
+            // `remove_callback` takes it back.
+            unsafe {
+                bindings::dev_set_drvdata(
+                    core::ptr::addr_of_mut!((*pdev).dev),
+                    data.into_foreign().cast_mut(),
+                )
+            };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// # Safety
+///
+/// Called by the driver core once for a device that `probe_callback` bound successfully.
+unsafe extern "C" fn remove_callback<T: PlatformDriver>(pdev: *mut bindings::platform_device) {
+    // SAFETY: the device is valid during remove.
+    let dev = unsafe { PlatformDevice::from_raw(pdev) };
+    // SAFETY: set by a successful `probe_callback` and not yet taken back.
+    let data = unsafe {
+        T::Data::from_foreign(bindings::dev_get_drvdata(core::ptr::addr_of_mut!(
+            (*pdev).dev
+        )))
+    };
+    T::remove(dev, data);
+}
+
+/// A platform device registered by this code; unregistered on drop.
+///
+/// # Invariants
+///
+/// `pdev` was returned by `platform_device_register_full` and is not yet unregistered.
+///
+/// # Examples
+///
+/// ```
+/// use core::sync::atomic::{AtomicU64, Ordering};
+/// use kernel::platform::{DriverRegistration, MemResource, OwnedPlatformDevice, PlatformDevice, PlatformDriver};
+///
+/// static PROBED_START: AtomicU64 = AtomicU64::new(0);
+/// static REMOVED: AtomicU64 = AtomicU64::new(0);
+///
+/// struct Probe;
+/// impl PlatformDriver for Probe {
+///     type Data = KBox<u64>;
+///     const NAME: &'static CStr = kernel::c_str!("rust_platform_doctest");
+///
+///     fn probe(pdev: &PlatformDevice) -> Result<KBox<u64>> {
+///         let res = pdev.mem_resource(0).ok_or(ENXIO)?;
+///         PROBED_START.store(res.start, Ordering::Relaxed);
+///         Ok(KBox::new(res.size, GFP_KERNEL)?)
+///     }
+///
+///     fn remove(_pdev: &PlatformDevice, size: KBox<u64>) {
+///         REMOVED.store(*size, Ordering::Relaxed);
+///     }
+/// }
+///
+/// // SAFETY: built-in doctests have no module.
+/// static DOCTEST_MODULE: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+/// let drv = KBox::pin_init(DriverRegistration::<Probe>::register(&DOCTEST_MODULE), GFP_KERNEL)?;
+/// // A resource inside RAM that nothing else claims: one freshly allocated page.
+/// let page = kernel::page::Page::alloc_page(GFP_KERNEL)?;
+/// let start = kernel::pinned_pages::page_phys_addr(&page);
+/// let res = MemResource { start, size: 4096 };
+/// let dev = OwnedPlatformDevice::register(kernel::c_str!("rust_platform_doctest"), 7, None, &[res])?;
+/// assert_eq!(dev.device().id(), 7);
+/// assert_eq!(dev.device().mem_resource(0), Some(res));
+/// assert_eq!(dev.device().mem_resource(1), None);
+/// assert_eq!(PROBED_START.load(Ordering::Relaxed), start);
+/// drop(dev);
+/// assert_eq!(REMOVED.load(Ordering::Relaxed), 4096);
+/// drop(drv);
+/// # Ok::<(), Error>(())
+/// ```
+pub struct OwnedPlatformDevice {
+    pdev: NonNull<bindings::platform_device>,
+}
+
+// SAFETY: the handle only calls thread-safe driver-core functions.
+unsafe impl Send for OwnedPlatformDevice {}
+// SAFETY: `&self` only gives out `&PlatformDevice`, which is `Sync`.
+unsafe impl Sync for OwnedPlatformDevice {}
+
+impl OwnedPlatformDevice {
+    /// Registers a device named `name.id` under `parent` with memory resources `mem` and a
+    /// 64-bit DMA mask. A driver of that name binds at once if it is registered.
+    pub fn register(
+        name: &CStr,
+        id: i32,
+        parent: Option<&Device>,
+        mem: &[MemResource],
+    ) -> Result<Self> {
+        let mut res = KVec::with_capacity(mem.len(), GFP_KERNEL)?;
+        for m in mem {
+            if m.size == 0 {
+                return Err(EINVAL);
+            }
+            let end = m.start.checked_add(m.size - 1).ok_or(EINVAL)?;
+            // SAFETY: all-zero is a valid `resource`.
+            let mut r: bindings::resource =
+                unsafe { core::mem::MaybeUninit::zeroed().assume_init() };
+            r.start = m.start;
+            r.end = end;
+            r.flags = bindings::IORESOURCE_MEM as _;
+            res.push(r, GFP_KERNEL)?;
+        }
+        // SAFETY: all-zero is a valid `platform_device_info`.
+        let mut info: bindings::platform_device_info =
+            unsafe { core::mem::MaybeUninit::zeroed().assume_init() };
+        info.parent = parent.map_or(core::ptr::null_mut(), |p| p.as_raw());
+        info.name = name.as_char_ptr();
+        info.id = id;
+        info.res = res.as_ptr();
+        info.num_res = res.len() as u32;
+        info.dma_mask = u64::MAX;
+        // SAFETY: `info` and the arrays it points to are valid for the call; the driver core
+        // copies the name and the resources.
+        let pdev = from_err_ptr(unsafe { bindings::platform_device_register_full(&info) })?;
+        // INVARIANT: a registered device.
+        Ok(Self {
+            // SAFETY: `from_err_ptr` returned a valid pointer.
+            pdev: unsafe { NonNull::new_unchecked(pdev) },
+        })
+    }
+
+    /// The device.
+    pub fn device(&self) -> &PlatformDevice {
+        // SAFETY: registered until drop (type invariant).
+        unsafe { PlatformDevice::from_raw(self.pdev.as_ptr()) }
+    }
+}
+
+impl Drop for OwnedPlatformDevice {
+    fn drop(&mut self) {
+        // SAFETY: registered (type invariant); unbinds the driver, then drops the device.
+        unsafe { bindings::platform_device_unregister(self.pdev.as_ptr()) };
+    }
+}
