@@ -988,6 +988,8 @@ macro_rules! assert_layout {
         )*
     };
 }
+// Used by uapi.rs, which not every includer of this file compiles.
+#[allow(unused_imports)]
 pub(crate) use assert_layout;
 
 assert_layout!(GlobalRegs, size = 0x100, align = 8, {
@@ -1141,12 +1143,12 @@ assert_layout!(StreamXformArgs, size = MAX_ARG_SIZE as usize, align = 8, {
 const _: () = assert!(size_of::<GlobalRegs>() <= REGISTER_PAGE_SIZE);
 const _: () = assert!(size_of::<TenantRegs>() <= REGISTER_PAGE_SIZE);
 const _: () = assert!(TWIN_CREDIT == size_of::<LaunchPacket>() * LAUNCH_SLOTS as usize);
-const _: () = assert!(TENANT_WINDOW_SIZE.is_multiple_of(DMA_SEGMENT_ALIGN as u64));
+const _: () = assert!(TENANT_WINDOW_SIZE % DMA_SEGMENT_ALIGN as u64 == 0);
 const _: () = assert!(LAUNCH_SLOTS.is_power_of_two());
 const _: () = assert!(MIN_SLOT_SIZE.is_power_of_two() && MAX_SLOT_SIZE.is_power_of_two());
 const _: () = assert!(MIN_SLOT_SIZE <= DEFAULT_SLOT_SIZE && DEFAULT_SLOT_SIZE <= MAX_SLOT_SIZE);
 const _: () = assert!(MAX_SLOT_SIZE <= DMA_SEGMENT_ALIGN);
-const _: () = assert!(DEFAULT_STREAMING_FACTOR.is_multiple_of(DEFAULT_SLOT_SIZE));
+const _: () = assert!(DEFAULT_STREAMING_FACTOR % DEFAULT_SLOT_SIZE == 0);
 const _: () = assert!(cap_mode(MODE_COUNT - 1) < CAP_IN_ORDER);
 const _: () = assert!(KERNEL_DLRM_SLS < KERNEL_ID_LIMIT && KERNEL_ID_LIMIT as u32 <= u64::BITS);
 const _: () = assert!(size_of::<RingHeaders>() <= DMA_SEGMENT_ALIGN as usize);

@@ -11,3 +11,10 @@ void rust_helper_dev_set_drvdata(struct device *dev, void *data)
 {
 	dev_set_drvdata(dev, data);
 }
+
+struct device *rust_helper_bus_find_device_by_name(const struct bus_type *bus,
+						   struct device *start,
+						   const char *name)
+{
+	return bus_find_device_by_name(bus, start, name);
+}

@@ -20,13 +20,13 @@ use crate::{
     error::{to_result, VTABLE_DEFAULT_ERROR},
     ffi::{c_int, c_long, c_uint, c_ulong},
     prelude::*,
-    str::CStr,
+    str::{CStr, CString},
     types::{ForeignOwnable, Opaque},
     vma::VmArea,
 };
 use core::marker::PhantomData;
 
-/// Options of a misc device.
+/// Options of a misc device (the registration keeps its own copy of the name).
 ///
 /// # Examples
 ///
@@ -48,15 +48,15 @@ use core::marker::PhantomData;
 /// kernel::misc_file_ops!(COUNTER_FOPS, Counter);
 ///
 /// let opts = MiscDeviceOptions { name: kernel::c_str!("rust_misc_doctest"), mode: 0 };
-/// let reg = KBox::pin_init(MiscDeviceRegistration::register(opts, &COUNTER_FOPS, 7), GFP_KERNEL)?;
+/// let reg = KBox::pin_init(MiscDeviceRegistration::register(opts, &COUNTER_FOPS, 7)?, GFP_KERNEL)?;
 /// assert!(reg.minor() > 0);
 /// assert_eq!(*reg.data(), 7);
 /// drop(reg);
 /// # Ok::<(), Error>(())
 /// ```
-pub struct MiscDeviceOptions {
+pub struct MiscDeviceOptions<'a> {
     /// The device name: the node is `/dev/<name>`.
-    pub name: &'static CStr,
+    pub name: &'a CStr,
     /// The permissions of the device node (0 means the default, `0600`).
     pub mode: u16,
 }
@@ -187,6 +187,8 @@ pub struct MiscDeviceRegistration<T: MiscDevice> {
     #[pin]
     inner: Opaque<bindings::miscdevice>,
     data: T::RegistrationData,
+    // `/proc/misc` prints `inner.name` for as long as the device is registered.
+    name: CString,
 }
 
 // SAFETY: the C side synchronizes registration; `data` is `Send`.
@@ -195,21 +197,28 @@ unsafe impl<T: MiscDevice> Send for MiscDeviceRegistration<T> {}
 unsafe impl<T: MiscDevice> Sync for MiscDeviceRegistration<T> {}
 
 impl<T: MiscDevice> MiscDeviceRegistration<T> {
-    /// Registers a misc device. `data` is available to [`MiscDevice::open`].
+    /// Returns an initializer that registers a misc device. `data` is available to
+    /// [`MiscDevice::open`]. Fails here only if the name cannot be copied.
     pub fn register(
-        opts: MiscDeviceOptions,
+        opts: MiscDeviceOptions<'_>,
         fops: &'static FileOps<T>,
         data: T::RegistrationData,
-    ) -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {
+    ) -> Result<impl PinInit<Self, Error>> {
+        let name = CString::try_from_fmt(crate::fmt!("{}", opts.name))?;
+        let mode = opts.mode;
+        // The heap buffer of `name` does not move with the registration.
+        let name_ptr = name.as_char_ptr();
+        Ok(try_pin_init!(Self {
             // `data` first: `open()` may be called as soon as `misc_register` returns.
             data,
-            inner <- Self::register_inner(opts, fops),
-        })
+            name,
+            inner <- Self::register_inner(name_ptr, mode, fops),
+        }))
     }
 
     fn register_inner(
-        opts: MiscDeviceOptions,
+        name: *const crate::ffi::c_char,
+        mode: u16,
         fops: &'static FileOps<T>,
     ) -> impl PinInit<Opaque<bindings::miscdevice>, Error> {
         let init = move |slot: *mut Opaque<bindings::miscdevice>| {
@@ -219,9 +228,9 @@ impl<T: MiscDevice> MiscDeviceRegistration<T> {
             // SAFETY: `misc` was just initialized and is not shared yet.
             unsafe {
                 (*misc).minor = bindings::MISC_DYNAMIC_MINOR as _;
-                (*misc).name = opts.name.as_char_ptr();
+                (*misc).name = name;
                 (*misc).fops = &fops.ops;
-                (*misc).mode = opts.mode;
+                (*misc).mode = mode;
             }
             // SAFETY: `misc` is initialized and pinned (the slot is a pinned field).
             to_result(unsafe { bindings::misc_register(misc) })

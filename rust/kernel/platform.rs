@@ -18,7 +18,7 @@ use crate::{
     ffi::c_int,
     prelude::*,
     str::CStr,
-    types::{ForeignOwnable, Opaque},
+    types::{ARef, ForeignOwnable, Opaque},
 };
 use core::{marker::PhantomData, ptr::NonNull};
 
@@ -80,6 +80,22 @@ impl PlatformDevice {
             size: end.wrapping_sub(start).wrapping_add(1),
         })
     }
+}
+
+/// Finds the platform device named `name` (for example `"cxl_mem.0"`) and takes a reference
+/// on it.
+pub fn find_device(name: &CStr) -> Option<ARef<Device>> {
+    // SAFETY: `platform_bus_type` is a static of the driver core; the function takes a
+    // reference on the device it returns.
+    let dev = unsafe {
+        bindings::bus_find_device_by_name(
+            core::ptr::addr_of!(bindings::platform_bus_type),
+            core::ptr::null_mut(),
+            name.as_char_ptr(),
+        )
+    };
+    // SAFETY: a non-null result carries the reference taken above, which the `ARef` now owns.
+    NonNull::new(dev).map(|d| unsafe { ARef::from_raw(d.cast::<Device>()) })
 }
 
 /// A driver of platform devices whose name is [`PlatformDriver::NAME`].

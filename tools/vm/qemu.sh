@@ -26,7 +26,12 @@ if [ "${CXLSTACK_KVM:-0}" = 1 ] && [ -w /dev/kvm ]; then
 	cpu=host
 fi
 
+# The top 512 MiB of node 1 are reserved (memmap=) as the software CCM
+# devices' memory: physical memory the page allocator never hands out.
+ccm_base=0x60000000
+ccm_size=0x20000000
 append="console=ttyS0 panic=-1 oops=panic loglevel=7 cxlstack.mode=$mode"
+append+=" memmap=$((ccm_size >> 20))M\$$ccm_base cxlstack.ccm_window=$ccm_size@$ccm_base"
 args=(-accel "$accel" -cpu "$cpu" -smp 2 -m 2G
       -object memory-backend-ram,id=m0,size=1G
       -object memory-backend-ram,id=m1,size=1G

@@ -75,7 +75,7 @@ impl StreamingFactor {
         if sf_bytes == 0 {
             return Err(BatchError::ZeroStreamingFactor);
         }
-        if !sf_bytes.is_multiple_of(slot_size) {
+        if sf_bytes % slot_size != 0 {
             return Err(BatchError::NotSlotMultiple);
         }
         // INVARIANT: both are non-zero and `slots * slot_size == sf_bytes`.

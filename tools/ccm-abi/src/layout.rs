@@ -455,7 +455,7 @@ pub fn check_tiling(s: &StructLayout) -> Result<(), String> {
             s.name, s.size
         ));
     }
-    if !s.size.is_multiple_of(s.align) {
+    if s.size % s.align != 0 {
         return Err(format!(
             "{}: size {} is not a multiple of alignment {}",
             s.name, s.size, s.align

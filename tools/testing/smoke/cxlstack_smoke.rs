@@ -321,7 +321,7 @@ impl kernel::Module for SmokeModule {
             mode: 0o600,
         };
         let reg = KBox::pin_init(
-            MiscDeviceRegistration::register(opts, &SMOKE_FOPS, ()),
+            MiscDeviceRegistration::register(opts, &SMOKE_FOPS, ())?,
             GFP_KERNEL,
         )?;
         pr_info!("/dev/cxlstack_smoke ready (minor {})\n", reg.minor());

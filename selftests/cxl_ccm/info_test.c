@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cxl_ccm binding and identification: every software CCM device
+ * (cxl_ccm_dev.ko on cxl_test) is bound by cxl_ccm.ko, has a /dev/cxl_ccmN,
+ * and CXL_CCM_IOC_INFO reports what the device's registers and the device
+ * module's parameters say; malformed calls get the right errno. Tenant
+ * ioctls are not implemented yet and must say so (EOPNOTSUPP), not succeed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/cxl_ccm.h>
+
+#include "kselftest_harness.h"
+
+#define PARAMS "/sys/module/cxl_ccm_dev/parameters/"
+
+static int read_u64(const char *path, unsigned long long *v)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%llu", v) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/* The number of entries in DIR whose name starts with PREFIX. */
+static int count_prefixed(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return n;
+}
+
+FIXTURE(ccm) {
+	int fd;
+};
+
+FIXTURE_SETUP(ccm)
+{
+	self->fd = open("/dev/cxl_ccm0", O_RDWR | O_CLOEXEC);
+	if (self->fd < 0 && errno == ENOENT)
+		SKIP(return, "/dev/cxl_ccm0 is missing: load cxl_test, cxl_ccm_dev.ko and cxl_ccm.ko");
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(ccm)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* One bound device and one device node per software device. */
+TEST_F(ccm, every_device_is_bound)
+{
+	int devices = count_prefixed("/sys/bus/platform/devices", "cxl_ccm.");
+	int nodes = count_prefixed("/dev", "cxl_ccm");
+	int bound = count_prefixed("/sys/bus/platform/drivers/cxl_ccm", "cxl_ccm.");
+
+	ASSERT_LT(0, devices);
+	EXPECT_EQ(devices, nodes);
+	EXPECT_EQ(devices, bound);
+}
+
+TEST_F(ccm, info_matches_device)
+{
+	struct cxl_ccm_info info;
+	unsigned long long mem_size;
+
+	memset(&info, 0, sizeof(info));
+	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_INFO, &info));
+	EXPECT_EQ(CXL_CCM_ABI_VERSION, info.abi_version);
+	EXPECT_EQ(1, info.device_version >> 16);
+	EXPECT_LE(1, info.max_tenants);
+	EXPECT_GE(16, info.max_tenants);
+	EXPECT_EQ(CXL_CCM_LAUNCH_SLOTS, info.launch_slots);
+	EXPECT_EQ(CXL_CCM_MIN_SLOT_SIZE, info.min_slot_size);
+	EXPECT_EQ(CXL_CCM_MAX_SLOT_SIZE, info.max_slot_size);
+	EXPECT_EQ(CXL_CCM_RELEASE_MAX, info.max_release);
+	EXPECT_EQ(0, info.reserved0);
+	ASSERT_EQ(0, read_u64(PARAMS "dev_mem_size", &mem_size));
+	EXPECT_EQ(mem_size, info.mem_size);
+	/* The engine is not there yet: no mode and no kernel may be advertised. */
+	EXPECT_EQ(0, info.caps);
+	EXPECT_EQ(0, info.kernels);
+}
+
+TEST_F(ccm, bad_info)
+{
+	struct cxl_ccm_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, CXL_CCM_IOC_INFO, &info));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, CXL_CCM_IOC_INFO, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(CXL_CCM_IOC_MAGIC, 0x80, __u64), &info));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, _IO(CXL_CCM_IOC_MAGIC, 0x9f)));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(ccm, tenant_ioctls_not_implemented)
+{
+	struct cxl_ccm_configure cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	EXPECT_EQ(-1, ioctl(self->fd, CXL_CCM_IOC_CONFIGURE, &cfg));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+}
+
+TEST_HARNESS_MAIN

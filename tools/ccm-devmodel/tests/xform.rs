@@ -1,0 +1,243 @@
+//! Unit tests of `xform`: argument validation, chunking, the transform and its checksums against
+//! known CRC32C vectors, and the host's record check.
+
+use ccm_devmodel::abi::{
+    crc32c, StreamXformArgs, STATUS_BAD_ARGS, XFORM_OP_ADD, XFORM_OP_COPY, XFORM_OP_XOR,
+};
+use ccm_devmodel::xform::{
+    reference_word, verify_record, ChunkResult, ChunkSpan, VerifyError, Xform, XformError, XformOp,
+};
+
+fn args(op: u32, chunk_size: u32, operand: u32) -> StreamXformArgs {
+    StreamXformArgs {
+        op,
+        chunk_size,
+        operand,
+        ..Default::default()
+    }
+}
+
+fn words(ws: &[u32]) -> Vec<u8> {
+    ws.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+#[test]
+fn ops_decode_and_apply() {
+    assert_eq!(XformOp::from_abi(XFORM_OP_COPY), Ok(XformOp::Copy));
+    assert_eq!(XformOp::from_abi(XFORM_OP_XOR), Ok(XformOp::Xor));
+    assert_eq!(XformOp::from_abi(XFORM_OP_ADD), Ok(XformOp::Add));
+    assert_eq!(XformOp::from_abi(3), Err(XformError::UnknownOp));
+    assert_eq!(XformOp::Copy.apply(0x1234_5678, 0xFFFF_FFFF), 0x1234_5678);
+    assert_eq!(XformOp::Xor.apply(0x1234_5678, 0xFFFF_0000), 0xEDCB_5678);
+    assert_eq!(XformOp::Add.apply(0xFFFF_FFFF, 2), 1);
+    assert_eq!(reference_word(XFORM_OP_ADD, 2, 0xFFFF_FFFF), Some(1));
+    assert_eq!(reference_word(XFORM_OP_XOR, 1, 1), Some(0));
+    assert_eq!(reference_word(7, 1, 1), None);
+}
+
+#[test]
+fn argument_validation() {
+    let x = Xform::from_args(&args(XFORM_OP_XOR, 0, 9), 64).unwrap();
+    assert_eq!((x.op(), x.operand(), x.chunk_size()), (XformOp::Xor, 9, 64));
+    assert_eq!(
+        Xform::from_args(&args(0, 16, 0), 64).unwrap().chunk_size(),
+        16
+    );
+    assert_eq!(
+        Xform::from_args(&args(0, 64, 0), 64).unwrap().chunk_size(),
+        64
+    );
+    assert_eq!(
+        Xform::from_args(&args(0, 6, 0), 64),
+        Err(XformError::ChunkNotWordMultiple)
+    );
+    assert_eq!(
+        Xform::from_args(&args(0, 68, 0), 64),
+        Err(XformError::ChunkAboveStreamingFactor)
+    );
+    assert_eq!(
+        Xform::from_args(&args(3, 16, 0), 64),
+        Err(XformError::UnknownOp)
+    );
+    assert_eq!(
+        Xform::from_args(&args(0, 0, 0), 0),
+        Err(XformError::BadStreamingFactor)
+    );
+    assert_eq!(
+        Xform::from_args(&args(0, 0, 0), 6),
+        Err(XformError::BadStreamingFactor)
+    );
+    let mut a = args(0, 16, 0);
+    a.reserved0 = 1;
+    assert_eq!(Xform::from_args(&a, 64), Err(XformError::ReservedNonZero));
+    let mut a = args(0, 16, 0);
+    a.reserved[1] = 1;
+    assert_eq!(Xform::from_args(&a, 64), Err(XformError::ReservedNonZero));
+    assert_eq!(XformError::ReservedNonZero.status(), STATUS_BAD_ARGS);
+}
+
+#[test]
+fn packet_arguments() {
+    let a = args(XFORM_OP_ADD, 32, 5);
+    let bytes = a.to_bytes();
+    let x = Xform::from_packet(&bytes, 32, 64).unwrap();
+    assert_eq!((x.op(), x.operand(), x.chunk_size()), (XformOp::Add, 5, 32));
+    assert_eq!(
+        Xform::from_packet(&bytes, 16, 64),
+        Err(XformError::BadArgSize)
+    );
+    assert_eq!(
+        Xform::from_packet(&bytes, 0, 64),
+        Err(XformError::BadArgSize)
+    );
+}
+
+#[test]
+fn chunking() {
+    let x = Xform::from_args(&args(0, 32, 0), 32).unwrap();
+    assert_eq!(x.chunk_count(0), Ok(0));
+    assert_eq!(x.chunk_count(32), Ok(1));
+    assert_eq!(x.chunk_count(100), Ok(4));
+    assert_eq!(x.chunk_count(10), Err(XformError::InputNotWordMultiple));
+    assert_eq!(x.chunk_count(101), Err(XformError::InputNotWordMultiple));
+    assert_eq!(
+        x.chunk(100, 0),
+        Some(ChunkSpan {
+            offset: 0,
+            length: 32
+        })
+    );
+    assert_eq!(
+        x.chunk(100, 3),
+        Some(ChunkSpan {
+            offset: 96,
+            length: 4
+        })
+    );
+    assert_eq!(x.chunk(100, 4), None);
+    assert_eq!(x.chunk(0, 0), None);
+    assert_eq!(x.chunk(u32::MAX - 3, u32::MAX), None, "no overflow");
+    assert_eq!(
+        Xform::check_input(u32::MAX as usize + 1),
+        Err(XformError::InputTooLarge)
+    );
+}
+
+/// RFC 3720 (iSCSI) CRC32C vectors: 32 bytes of 0x00, of 0xFF, and 0x00..0x1F.
+#[test]
+fn checksums_match_known_vectors() {
+    assert_eq!(crc32c(&[0u8; 32]), 0x8A91_36AA);
+    let zeros = [0u8; 32];
+    let mut out = [0u8; 32];
+    let copy = Xform::from_args(&args(XFORM_OP_COPY, 32, 0), 32).unwrap();
+    assert_eq!(copy.apply_chunk(&zeros, &mut out), Ok(0x8A91_36AA));
+    let xor = Xform::from_args(&args(XFORM_OP_XOR, 32, 0xFFFF_FFFF), 32).unwrap();
+    assert_eq!(xor.apply_chunk(&zeros, &mut out), Ok(0x62A8_AB43));
+    assert_eq!(out, [0xFF; 32]);
+    // 0x00..0x1F as ADD 0x04040404 of 0xFC..: the bytes 0..31 minus 4 in each byte lane.
+    let inc: Vec<u8> = (0u8..32).collect();
+    let input: Vec<u8> = words(
+        &inc.chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]).wrapping_sub(0x0404_0404))
+            .collect::<Vec<_>>(),
+    );
+    let add = Xform::from_args(&args(XFORM_OP_ADD, 32, 0x0404_0404), 32).unwrap();
+    assert_eq!(add.apply_chunk(&input, &mut out), Ok(0x46DD_794E));
+    assert_eq!(out.to_vec(), inc);
+}
+
+#[test]
+fn apply_chunk_errors() {
+    let x = Xform::from_args(&args(0, 8, 0), 32).unwrap();
+    let mut out = [0u8; 12];
+    assert_eq!(
+        x.apply_chunk(&[0; 8], &mut out),
+        Err(XformError::OutputSizeMismatch)
+    );
+    assert_eq!(
+        x.apply_chunk(&[0; 12], &mut out),
+        Err(XformError::ChunkTooLarge)
+    );
+    assert_eq!(
+        x.apply_chunk(&[0; 6], &mut out[..6]),
+        Err(XformError::InputNotWordMultiple)
+    );
+    assert_eq!(x.apply_chunk(&[], &mut []), Ok(0), "CRC32C of nothing is 0");
+}
+
+#[test]
+fn stream_in_chunks_with_partial_last_chunk() {
+    let x = Xform::from_args(&args(XFORM_OP_XOR, 8, 0xFF), 32).unwrap();
+    let input = words(&[1, 2, 3, 4, 5]);
+    let mut out = vec![0u8; input.len()];
+    let results: Vec<ChunkResult> = x.stream(&input, &mut out).unwrap().collect();
+    let expected = words(&[0xFE, 0xFD, 0xFC, 0xFB, 0xFA]);
+    assert_eq!(out, expected);
+    assert_eq!(
+        results,
+        vec![
+            ChunkResult {
+                offset: 0,
+                length: 8,
+                checksum: crc32c(&expected[0..8])
+            },
+            ChunkResult {
+                offset: 8,
+                length: 8,
+                checksum: crc32c(&expected[8..16])
+            },
+            ChunkResult {
+                offset: 16,
+                length: 4,
+                checksum: crc32c(&expected[16..20])
+            },
+        ]
+    );
+    let mut none = [];
+    assert_eq!(x.stream(&[], &mut none).unwrap().count(), 0);
+    let mut small = vec![0u8; 4];
+    assert!(matches!(
+        x.stream(&input, &mut small),
+        Err(XformError::OutputSizeMismatch)
+    ));
+    let mut odd = vec![0u8; 6];
+    assert!(matches!(
+        x.stream(&[0u8; 6], &mut odd),
+        Err(XformError::InputNotWordMultiple)
+    ));
+}
+
+#[test]
+fn host_verification() {
+    let a = args(XFORM_OP_ADD, 8, 1);
+    let input = words(&[1, 2, 3, 4, 5]);
+    let chunk0 = words(&[2, 3]);
+    let last = words(&[6]);
+    let ok = |off: u64, p: &[u8]| verify_record(&a, 32, &input, off, p, crc32c(p));
+    assert_eq!(ok(0, &chunk0), Ok(()));
+    assert_eq!(ok(16, &last), Ok(()));
+    assert_eq!(ok(4, &chunk0), Err(VerifyError::Misplaced));
+    assert_eq!(ok(24, &last), Err(VerifyError::Misplaced));
+    assert_eq!(
+        ok(16, &chunk0),
+        Err(VerifyError::WrongLength { expected: 4 })
+    );
+    assert_eq!(ok(0, &last), Err(VerifyError::WrongLength { expected: 8 }));
+    let mut bad = chunk0.clone();
+    bad[5] ^= 1;
+    assert_eq!(ok(0, &bad), Err(VerifyError::WrongData { offset: 4 }));
+    assert_eq!(
+        verify_record(&a, 32, &input, 0, &chunk0, 0),
+        Err(VerifyError::WrongChecksum {
+            expected: crc32c(&chunk0)
+        })
+    );
+    assert_eq!(
+        verify_record(&args(9, 8, 1), 32, &input, 0, &chunk0, 0),
+        Err(VerifyError::Args(XformError::UnknownOp))
+    );
+    assert_eq!(
+        verify_record(&a, 32, &input[..19], 0, &chunk0, 0),
+        Err(VerifyError::Args(XformError::InputNotWordMultiple))
+    );
+}
