@@ -136,6 +136,16 @@ impl PinnedPages {
         self.pages.len()
     }
 
+    /// A copy of the page pointers, for C interfaces that take a page array.
+    pub(crate) fn page_ptrs(
+        &self,
+        flags: crate::alloc::Flags,
+    ) -> Result<KVec<*mut bindings::page>> {
+        let mut v = KVec::with_capacity(self.pages.len(), flags)?;
+        v.extend_from_slice(&self.pages, flags)?;
+        Ok(v)
+    }
+
     /// The caching mode of every mapping of the region.
     pub fn mode(&self) -> CacheMode {
         self.mode

@@ -291,7 +291,11 @@ impl OwnedPlatformDevice {
         info.parent = parent.map_or(core::ptr::null_mut(), |p| p.as_raw());
         info.name = name.as_char_ptr();
         info.id = id;
-        info.res = res.as_ptr();
+        info.res = if res.is_empty() {
+            core::ptr::null()
+        } else {
+            res.as_ptr()
+        };
         info.num_res = res.len() as u32;
         info.dma_mask = u64::MAX;
         // SAFETY: `info` and the arrays it points to are valid for the call; the driver core
