@@ -27,6 +27,8 @@ use kernel::{
 
 /// The device ABI (register block, rings, records), shared with the software device.
 pub mod abi;
+/// The AXLE ring protocol (pure logic, also tested on the host by `tools/ccm-proto`).
+pub mod proto;
 /// The user ABI (`include/uapi/linux/cxl_ccm.h`).
 pub mod uapi;
 

@@ -30,6 +30,13 @@ use kernel::{
 /// The device ABI, shared with the driver.
 #[path = "../../../drivers/cxl_ccm/abi.rs"]
 pub mod abi;
+/// The device model's pure logic (also tested on the host by `tools/ccm-devmodel`).
+pub mod model;
+/// The AXLE ring protocol, shared with the driver.
+#[path = "../../../drivers/cxl_ccm/proto/mod.rs"]
+pub mod proto;
+
+use model::latency::{LatencyModel, Param};
 
 module! {
     type: CcmDevModule,
@@ -63,6 +70,72 @@ module_param!(
     perm: 0o444,
     desc: "attach to at most this many mock memdevs (0: every one that fits in the window)"
 );
+
+module_param!(
+    static CXL_MEM_RTT_NS: u64 = Param::CxlMemRtt.default_value(),
+    name: "cxl_mem_rtt_ns",
+    perm: 0o444,
+    desc: "CXL.mem round trip in ns (AXLE Table III: 70)"
+);
+module_param!(
+    static CXL_IO_RTT_NS: u64 = Param::CxlIoRtt.default_value(),
+    name: "cxl_io_rtt_ns",
+    perm: 0o444,
+    desc: "CXL.io round trip in ns (Table III: 350)"
+);
+module_param!(
+    static DMA_PREP_NS: u64 = Param::DmaPrep.default_value(),
+    name: "dma_prep_ns",
+    perm: 0o444,
+    desc: "DMA preparation per request in ns (Table III: 500)"
+);
+module_param!(
+    static DMA_SEGMENT_NS: u64 = Param::DmaSegment.default_value(),
+    name: "dma_segment_ns",
+    perm: 0o444,
+    desc: "extra DMA cost per scatter-gather segment in ns"
+);
+module_param!(
+    static DMA_PS_PER_BYTE: u64 = Param::DmaPsPerByte.default_value(),
+    name: "dma_ps_per_byte",
+    perm: 0o444,
+    desc: "DMA transfer cost in ps per byte (16: 62.5 GB/s)"
+);
+module_param!(
+    static IRQ_NS: u64 = Param::Irq.default_value(),
+    name: "irq_ns",
+    perm: 0o444,
+    desc: "interrupt handling per DMA request in ns (Table III: 50000)"
+);
+module_param!(
+    static REMOTE_POLL_INTERVAL_NS: u64 = Param::RemotePollInterval.default_value(),
+    name: "remote_poll_interval_ns",
+    perm: 0o444,
+    desc: "remote polling interval in ns (1000)"
+);
+
+/// The latency model from the module parameters, or `EINVAL` naming the one out of range.
+fn latency_model() -> Result<LatencyModel> {
+    let params = [
+        (Param::CxlMemRtt, &CXL_MEM_RTT_NS),
+        (Param::CxlIoRtt, &CXL_IO_RTT_NS),
+        (Param::DmaPrep, &DMA_PREP_NS),
+        (Param::DmaSegment, &DMA_SEGMENT_NS),
+        (Param::DmaPsPerByte, &DMA_PS_PER_BYTE),
+        (Param::Irq, &IRQ_NS),
+        (Param::RemotePollInterval, &REMOTE_POLL_INTERVAL_NS),
+    ];
+    let mut model = LatencyModel::DEFAULT;
+    for (param, value) in params {
+        let v = value.get();
+        if model.set(param, v).is_err() {
+            let (lo, hi) = param.range();
+            pr_err!("{}={} is out of range {}..={}\n", param.name(), v, lo, hi);
+            return Err(EINVAL);
+        }
+    }
+    Ok(model)
+}
 
 /// Room for the register block at the start of each device's slice.
 const REGISTER_SLICE: u64 = 128 << 10;
@@ -108,10 +181,13 @@ fn reset(regs: &MemRemap, mem_size: u64) -> Result {
 
 struct CcmDevModule {
     devices: KVec<CcmDevice>,
+    // Charged by the engine once it lands; validated at load so bad values fail early.
+    _latency: LatencyModel,
 }
 
 impl kernel::Module for CcmDevModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let latency = latency_model()?;
         let (base, window, mem) = (MEM_BASE.get(), MEM_WINDOW.get(), DEV_MEM_SIZE.get());
         if base == 0 || window == 0 {
             pr_err!("no device-memory window: boot with memmap=SIZE$BASE and load with mem_base=BASE mem_window=SIZE\n");
@@ -175,7 +251,10 @@ impl kernel::Module for CcmDevModule {
             );
             return Err(ENODEV);
         }
-        Ok(Self { devices })
+        Ok(Self {
+            devices,
+            _latency: latency,
+        })
     }
 }
 
