@@ -7,9 +7,11 @@
 //! device memory, checks the register block's magic and ABI version, and creates
 //! `/dev/cxl_ccmN`; every open file will be one tenant.
 //!
-//! Implemented: binding, identification, `CXL_CCM_IOC_INFO`, clean unbind with files open
-//! (files then get `ENODEV`). Not yet: tenants (`CONFIGURE`, `LAUNCH`, `RELEASE`, `STATS`,
-//! `WAIT`, `mmap`) return `EOPNOTSUPP` until the AXLE data plane lands.
+//! Implemented: binding, identification, `CXL_CCM_IOC_INFO`, the validation of
+//! `CXL_CCM_IOC_CONFIGURE` (`EINVAL` for a malformed request, `EOPNOTSUPP` for a mode the device
+//! does not advertise), clean unbind with files open (files then get `ENODEV`). Not yet: tenant
+//! setup, `LAUNCH`, `RELEASE`, `STATS`, `WAIT` and `mmap` return `EOPNOTSUPP` (or `ENODEV` for
+//! `mmap`) until the AXLE data plane lands.
 
 use core::sync::atomic::Ordering;
 use kernel::{
@@ -29,6 +31,8 @@ use kernel::{
 pub mod abi;
 /// The AXLE ring protocol (pure logic, also tested on the host by `tools/ccm-proto`).
 pub mod proto;
+
+use proto::tenant_config::{DeviceLimits, TenantConfig, TenantRequest, PAGE_BYTES};
 /// The user ABI (`include/uapi/linux/cxl_ccm.h`).
 pub mod uapi;
 
@@ -45,6 +49,10 @@ module! {
 unsafe impl FromBytes for uapi::Info {}
 // SAFETY: as above.
 unsafe impl AsBytes for uapi::Info {}
+// SAFETY: as above.
+unsafe impl FromBytes for uapi::Configure {}
+// SAFETY: as above.
+unsafe impl AsBytes for uapi::Configure {}
 
 /// `EOPNOTSUPP`, which 6.12's `kernel::error::code` lacks.
 fn eopnotsupp() -> Error {
@@ -149,6 +157,68 @@ impl CcmDev {
     }
 }
 
+impl Identity {
+    /// The limits a tenant configuration is checked against.
+    fn limits(&self) -> DeviceLimits {
+        let modes = (0..abi::MODE_COUNT)
+            .filter(|m| self.caps & abi::cap_mode(*m) != 0)
+            .fold(0u32, |acc, m| acc | 1 << m);
+        DeviceLimits {
+            modes,
+            mode_count: abi::MODE_COUNT,
+            in_order: self.caps & abi::CAP_IN_ORDER != 0,
+            min_slot_size: self.min_slot_size,
+            max_slot_size: self.max_slot_size,
+            default_slot_size: abi::DEFAULT_SLOT_SIZE,
+            max_ring_slots: self.max_ring_slots,
+            max_window_bytes: uapi::MMAP_REGION_SIZE,
+            // Device memory is shared equally by the tenants.
+            max_input_bytes: (self.mem_size / u64::from(self.max_tenants)) & !(PAGE_BYTES - 1),
+        }
+    }
+}
+
+/// Checks a CONFIGURE request; `EINVAL` for a malformed one, `EOPNOTSUPP` for one the device
+/// cannot serve.
+fn configure(dev: &CcmDev, arg: &uapi::Configure) -> Result<TenantConfig> {
+    if arg.flags != 0 || arg.reserved0 != 0 || arg.reserved != [0; 4] {
+        pr_warn_ratelimited!("CONFIGURE: flags and reserved fields must be 0\n");
+        return Err(EINVAL);
+    }
+    if arg.streaming_order > abi::ORDER_IN_ORDER {
+        pr_warn_ratelimited!(
+            "CONFIGURE: unknown streaming order {}\n",
+            arg.streaming_order
+        );
+        return Err(EINVAL);
+    }
+    let req = TenantRequest {
+        mode: arg.mode,
+        slot_size: arg.slot_size,
+        metadata_slots: arg.metadata_slots,
+        payload_slots: arg.payload_slots,
+        streaming_factor: arg.streaming_factor,
+        in_order: arg.streaming_order == abi::ORDER_IN_ORDER,
+        poll_interval_ns: arg.poll_interval_ns,
+        input_size: arg.input_size,
+    };
+    match TenantConfig::validate(&req, &dev.id.limits()) {
+        Ok(cfg) => Ok(cfg),
+        Err(e) if e.is_unsupported() => {
+            pr_warn_ratelimited!(
+                "CONFIGURE: the device does not serve mode {} (in order: {})\n",
+                arg.mode,
+                req.in_order
+            );
+            Err(eopnotsupp())
+        }
+        Err(e) => {
+            pr_warn_ratelimited!("CONFIGURE: refused: {:?}\n", e);
+            Err(EINVAL)
+        }
+    }
+}
+
 /// An open file of `/dev/cxl_ccmN`.
 struct CcmFile {
     dev: Arc<CcmDev>,
@@ -175,11 +245,14 @@ impl MiscDevice for CcmFile {
                 uarg.write(&file.dev.info()?)?;
                 Ok(0)
             }
-            uapi::IOC_CONFIGURE
-            | uapi::IOC_LAUNCH
-            | uapi::IOC_RELEASE
-            | uapi::IOC_STATS
-            | uapi::IOC_WAIT => {
+            uapi::IOC_CONFIGURE => {
+                let arg = IoctlArg::<uapi::Configure>::new(cmd, arg)?.read()?;
+                let _cfg = configure(&file.dev, &arg)?;
+                // Only reachable once the device advertises a mode.
+                pr_warn_ratelimited!("CONFIGURE: tenant setup is not implemented yet\n");
+                Err(eopnotsupp())
+            }
+            uapi::IOC_LAUNCH | uapi::IOC_RELEASE | uapi::IOC_STATS | uapi::IOC_WAIT => {
                 pr_warn_ratelimited!("ioctl {cmd:#x}: tenants are not implemented yet\n");
                 Err(eopnotsupp())
             }

@@ -117,12 +117,78 @@ TEST_F(ccm, bad_info)
 	EXPECT_EQ(ENOTTY, errno);
 }
 
-TEST_F(ccm, tenant_ioctls_not_implemented)
+static struct cxl_ccm_configure good_config(void)
 {
-	struct cxl_ccm_configure cfg;
+	struct cxl_ccm_configure c;
 
-	memset(&cfg, 0, sizeof(cfg));
-	EXPECT_EQ(-1, ioctl(self->fd, CXL_CCM_IOC_CONFIGURE, &cfg));
+	memset(&c, 0, sizeof(c));
+	c.mode = CXL_CCM_MODE_AXLE;
+	c.metadata_slots = 64;
+	c.payload_slots = 256;
+	c.poll_interval_ns = 500;
+	return c;
+}
+
+static int configure(int fd, struct cxl_ccm_configure c)
+{
+	return ioctl(fd, CXL_CCM_IOC_CONFIGURE, &c);
+}
+
+/*
+ * Malformed CONFIGURE requests are EINVAL whatever the device supports; a
+ * well-formed one is EOPNOTSUPP while the device advertises no mode.
+ */
+TEST_F(ccm, configure_validation)
+{
+	struct cxl_ccm_configure c;
+	struct cxl_ccm_info info;
+
+	memset(&info, 0, sizeof(info));
+	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_INFO, &info));
+	ASSERT_EQ(0, info.caps) TH_LOG("the device now advertises modes: extend this test");
+
+	EXPECT_EQ(-1, configure(self->fd, good_config()));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+
+#define EXPECT_EINVAL(field, value) do {				\
+		c = good_config();					\
+		c.field = (value);					\
+		errno = 0;						\
+		EXPECT_EQ(-1, configure(self->fd, c)) TH_LOG(#field " = " #value); \
+		EXPECT_EQ(EINVAL, errno) TH_LOG(#field " = " #value);	\
+	} while (0)
+
+	EXPECT_EINVAL(flags, 1);
+	EXPECT_EINVAL(reserved0, 1);
+	EXPECT_EINVAL(reserved[3], 1);
+	EXPECT_EINVAL(mode, 4);
+	EXPECT_EINVAL(mode, 0xffffffff);
+	EXPECT_EINVAL(streaming_order, 2);
+	EXPECT_EINVAL(metadata_slots, 0);
+	EXPECT_EINVAL(metadata_slots, 3);
+	EXPECT_EINVAL(metadata_slots, info.max_ring_slots * 2);
+	EXPECT_EINVAL(payload_slots, 0);
+	EXPECT_EINVAL(payload_slots, 100);
+	EXPECT_EINVAL(slot_size, 12);
+	EXPECT_EINVAL(slot_size, info.max_slot_size * 2);
+	EXPECT_EINVAL(slot_size, info.min_slot_size / 2);
+	EXPECT_EINVAL(streaming_factor, 48);
+	EXPECT_EINVAL(streaming_factor, 257 * 32);
+	EXPECT_EINVAL(poll_interval_ns, 2000000000ULL);
+	EXPECT_EINVAL(input_size, 1);
+	EXPECT_EINVAL(input_size, info.mem_size);
+#undef EXPECT_EINVAL
+
+	EXPECT_EQ(-1, ioctl(self->fd, CXL_CCM_IOC_CONFIGURE, NULL));
+	EXPECT_EQ(EFAULT, errno);
+}
+
+TEST_F(ccm, data_plane_not_implemented)
+{
+	struct cxl_ccm_launch launch;
+
+	memset(&launch, 0, sizeof(launch));
+	EXPECT_EQ(-1, ioctl(self->fd, CXL_CCM_IOC_LAUNCH, &launch));
 	EXPECT_EQ(EOPNOTSUPP, errno);
 }
 

@@ -93,3 +93,4 @@ pub mod batcher;
 pub mod credit;
 pub mod gap_head;
 pub mod ring;
+pub mod tenant_config;
