@@ -81,12 +81,13 @@ check: rustfmtcheck initramfs vmlog
 check-harness: initramfs vmlog
 	LOGDIR=$(OUT)/check-harness $(VM)/check-harness.sh
 
+# .rustfmt.toml carries the kernel's settings, so this needs no kernel tree.
 rustfmt:
-	rustfmt --edition 2021 --config-path $(KSRC)/.rustfmt.toml $(RUST_SRCS)
+	rustfmt $(RUST_SRCS)
 	cd tools && cargo fmt
 
-rustfmtcheck: kernel
-	rustfmt --check --edition 2021 --config-path $(KSRC)/.rustfmt.toml $(RUST_SRCS)
+rustfmtcheck:
+	rustfmt --check $(RUST_SRCS)
 	cd tools && cargo fmt --check
 
 clean:

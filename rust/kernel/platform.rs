@@ -67,9 +67,9 @@ impl PlatformDevice {
 
     /// The `index`-th memory resource, if there is one.
     pub fn mem_resource(&self, index: u32) -> Option<MemResource> {
+        let (pdev, kind) = (self.raw(), bindings::IORESOURCE_MEM);
         // SAFETY: valid by the type invariant; the function only walks the resource array.
-        let res =
-            unsafe { bindings::platform_get_resource(self.raw(), bindings::IORESOURCE_MEM, index) };
+        let res = unsafe { bindings::platform_get_resource(pdev, kind, index) };
         if res.is_null() {
             return None;
         }
@@ -277,27 +277,27 @@ impl OwnedPlatformDevice {
                 return Err(EINVAL);
             }
             let end = m.start.checked_add(m.size - 1).ok_or(EINVAL)?;
-            // SAFETY: all-zero is a valid `resource`.
-            let mut r: bindings::resource =
-                unsafe { core::mem::MaybeUninit::zeroed().assume_init() };
-            r.start = m.start;
-            r.end = end;
-            r.flags = bindings::IORESOURCE_MEM as _;
+            let r = bindings::resource {
+                start: m.start,
+                end,
+                flags: bindings::IORESOURCE_MEM as _,
+                ..Default::default()
+            };
             res.push(r, GFP_KERNEL)?;
         }
-        // SAFETY: all-zero is a valid `platform_device_info`.
-        let mut info: bindings::platform_device_info =
-            unsafe { core::mem::MaybeUninit::zeroed().assume_init() };
-        info.parent = parent.map_or(core::ptr::null_mut(), |p| p.as_raw());
-        info.name = name.as_char_ptr();
-        info.id = id;
-        info.res = if res.is_empty() {
-            core::ptr::null()
-        } else {
-            res.as_ptr()
+        let info = bindings::platform_device_info {
+            parent: parent.map_or(core::ptr::null_mut(), |p| p.as_raw()),
+            name: name.as_char_ptr(),
+            id,
+            res: if res.is_empty() {
+                core::ptr::null()
+            } else {
+                res.as_ptr()
+            },
+            num_res: res.len() as u32,
+            dma_mask: u64::MAX,
+            ..Default::default()
         };
-        info.num_res = res.len() as u32;
-        info.dma_mask = u64::MAX;
         // SAFETY: `info` and the arrays it points to are valid for the call; the driver core
         // copies the name and the resources.
         let pdev = from_err_ptr(unsafe { bindings::platform_device_register_full(&info) })?;
