@@ -319,8 +319,8 @@ pub const REG_MAX_RING_SLOTS: usize = 0x3C;
 pub const REG_DEV_CTRL: usize = 0x40;
 /// Register [`GlobalRegs::dev_status`] (RO, u32). Device writes: `DEV_STATUS_*`. Host reads.
 pub const REG_DEV_STATUS: usize = 0x44;
-/// Register [`GlobalRegs::heartbeat`] (RO, u32). Device increments it at least every millisecond
-/// while [`DEV_STATUS_READY`]. Host reads it to detect a dead device.
+/// Register [`GlobalRegs::heartbeat`] (RO, u32). Device increments it at least every 10 ms while
+/// [`DEV_STATUS_READY`]. Host reads it to detect a dead device.
 pub const REG_HEARTBEAT: usize = 0x48;
 
 /// [`GlobalRegs::dev_ctrl`]: the device may run tenants.

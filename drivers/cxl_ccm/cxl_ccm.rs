@@ -4,7 +4,8 @@
 //!
 //! Binds to `cxl_ccm` platform devices (the software device in `tools/testing/cxl_ccm`, or a
 //! platform shim for real hardware) whose resource 0 is the register block and resource 1 the
-//! device memory, checks the register block's magic and ABI version, and creates
+//! device memory, checks the register block's magic and ABI version, enables the device (waits
+//! for `DEV_STATUS_READY` and a moving heartbeat), and creates
 //! `/dev/cxl_ccmN`; every open file will be one tenant.
 //!
 //! Implemented: binding, identification, `CXL_CCM_IOC_INFO`, the validation of
@@ -54,9 +55,13 @@ unsafe impl FromBytes for uapi::Configure {}
 // SAFETY: as above.
 unsafe impl AsBytes for uapi::Configure {}
 
-/// `EOPNOTSUPP`, which 6.12's `kernel::error::code` lacks.
+/// An errno that 6.12's `kernel::error::code` lacks (`EOPNOTSUPP`, `ETIMEDOUT`).
+fn errno(code: u32) -> Error {
+    Error::from_errno(-(code as i32))
+}
+
 fn eopnotsupp() -> Error {
-    Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32))
+    errno(kernel::bindings::EOPNOTSUPP)
 }
 
 /// What the driver reads once from the register block at probe.
@@ -115,6 +120,43 @@ fn read_identity(regs: &MemRemap) -> Result<Identity> {
         return Err(ENODEV);
     }
     Ok(id)
+}
+
+/// Enables the device and waits until it is ready and its heartbeat moves.
+fn enable(regs: &MemRemap) -> Result {
+    let ctrl = regs.atomic_u32(abi::REG_DEV_CTRL)?;
+    let status = regs.atomic_u32(abi::REG_DEV_STATUS)?;
+    let heartbeat = regs.atomic_u32(abi::REG_HEARTBEAT)?;
+    // Release: nothing is configured yet, but later configuration must not pass the enable.
+    ctrl.store(abi::DEV_CTRL_ENABLE, Ordering::Release);
+    let limit = kernel::time::msecs_to_jiffies(1000);
+    let mut waited = 0;
+    while status.load(Ordering::Acquire) & abi::DEV_STATUS_READY == 0 {
+        if status.load(Ordering::Acquire) & abi::DEV_STATUS_FATAL != 0 || waited >= limit {
+            ctrl.store(0, Ordering::Release);
+            pr_err!(
+                "device did not become ready within 1 s (status {:#x})\n",
+                status.load(Ordering::Relaxed)
+            );
+            return Err(errno(kernel::bindings::ETIMEDOUT));
+        }
+        kernel::kthread::schedule_timeout_interruptible(1);
+        waited += 1;
+    }
+    // The ABI promises a beat at least every 10 ms: wait up to 100 ms for one.
+    let beat = heartbeat.load(Ordering::Acquire);
+    let limit = kernel::time::msecs_to_jiffies(100);
+    let mut waited = 0;
+    while heartbeat.load(Ordering::Acquire) == beat {
+        if waited >= limit {
+            ctrl.store(0, Ordering::Release);
+            pr_err!("device heartbeat stuck at {beat}\n");
+            return Err(ENODEV);
+        }
+        kernel::kthread::schedule_timeout_interruptible(1);
+        waited += 1;
+    }
+    Ok(())
 }
 
 /// A bound device, shared by the binding and by open files.
@@ -298,6 +340,7 @@ impl PlatformDriver for CcmDriver {
         }
         let regs = MemRemap::new(regs_res, MapMode::WriteBack)?;
         let id = read_identity(&regs)?;
+        enable(&regs)?;
         if id.mem_size != mem_res.size {
             pr_err!(
                 "cxl_ccm.{}: device reports {} bytes of memory, resource has {}\n",
@@ -330,8 +373,13 @@ impl PlatformDriver for CcmDriver {
     }
 
     fn remove(pdev: &PlatformDevice, bound: Self::Data) {
-        // Unmap the registers first: open files (which outlive the binding) see `ENODEV`.
-        bound.dev.regs.lock().take();
+        // Disable the device and unmap the registers first: open files (which outlive the
+        // binding) then see `ENODEV`.
+        if let Some(regs) = bound.dev.regs.lock().take() {
+            if let Ok(ctrl) = regs.atomic_u32(abi::REG_DEV_CTRL) {
+                ctrl.store(0, Ordering::Release);
+            }
+        }
         drop(bound);
         pr_info!("cxl_ccm.{}: unbound\n", pdev.id());
     }

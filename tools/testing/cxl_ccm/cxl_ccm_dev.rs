@@ -11,19 +11,21 @@
 //! would to a PCI function.
 //!
 //! Implemented: discovery, the window layout, the register block reset state (identification,
-//! limits, `DEV_STATUS_READY`), removal. Not yet: the near-memory engine, the DMA executor and
+//! limits), the device control loop (`dev_ctrl` enable → `DEV_STATUS_READY`, heartbeat), removal. Not yet: the near-memory engine, the DMA executor and
 //! the latency model (their pure logic lives in `model/`); until they land the device
 //! advertises no offload mode and no kernel in its capability registers.
 
 use core::sync::atomic::Ordering;
 use kernel::{
     device::Device,
+    kthread::{self, KThread},
     memremap::{MapMode, MemRemap},
     module_param,
     platform::{self, MemResource, OwnedPlatformDevice},
     prelude::*,
     shared_mem::SharedMem,
     str::CString,
+    sync::Arc,
     types::ARef,
 };
 
@@ -144,10 +146,40 @@ const MIB2: u64 = 2 << 20;
 
 /// One software device.
 struct CcmDevice {
-    // Unregistered first: the driver unbinds while the registers are still mapped.
+    // Unregistered first: the driver unbinds (and disables the device) while the engine still
+    // runs and the registers are still mapped.
     _pdev: OwnedPlatformDevice,
-    _regs: MemRemap,
+    _engine: KThread,
+    _regs: Arc<MemRemap>,
     _parent: ARef<Device>,
+}
+
+/// The device's control loop: follows `dev_ctrl` into `dev_status` and beats the heartbeat
+/// while ready. (Tenant service joins this loop with the data plane.)
+fn engine(regs: Arc<MemRemap>) -> i32 {
+    let (Ok(ctrl), Ok(status), Ok(heartbeat)) = (
+        regs.atomic_u32(abi::REG_DEV_CTRL),
+        regs.atomic_u32(abi::REG_DEV_STATUS),
+        regs.atomic_u32(abi::REG_HEARTBEAT),
+    ) else {
+        return -(kernel::bindings::EINVAL as i32);
+    };
+    while !kthread::should_stop() {
+        // Acquire: what the host wrote before enabling is visible once the bit is.
+        let enabled = ctrl.load(Ordering::Acquire) & abi::DEV_CTRL_ENABLE != 0;
+        let ready = status.load(Ordering::Relaxed) & abi::DEV_STATUS_READY != 0;
+        if enabled {
+            if !ready {
+                status.store(abi::DEV_STATUS_READY, Ordering::Release);
+            }
+            heartbeat.fetch_add(1, Ordering::Release);
+        } else if ready {
+            status.store(0, Ordering::Release);
+        }
+        // One jiffy (at most 10 ms for HZ >= 100), the heartbeat period the ABI promises.
+        kthread::schedule_timeout_interruptible(1);
+    }
+    0
 }
 
 /// Writes the register block's reset state.
@@ -172,7 +204,8 @@ fn reset(regs: &MemRemap, mem_size: u64) -> Result {
     r32(abi::REG_MAX_SLOT_SIZE, abi::MAX_SLOT_SIZE)?;
     r32(abi::REG_MAX_RING_SLOTS, 1 << 16)?;
     r32(abi::REG_MAX_SEGMENTS, 256)?;
-    r32(abi::REG_DEV_STATUS, abi::DEV_STATUS_READY)?;
+    // Not ready until the host enables the device (see `engine`).
+    r32(abi::REG_DEV_STATUS, 0)?;
     // The magic last, with release: a driver that sees it sees the rest.
     regs.atomic_u32(abi::REG_MAGIC)?
         .store(abi::REGISTER_MAGIC, Ordering::Release);
@@ -222,8 +255,10 @@ impl kernel::Module for CcmDevModule {
                 start: start + REGISTER_SLICE,
                 size: mem,
             };
-            let regs = MemRemap::new(regs_res, MapMode::WriteBack)?;
+            let regs = Arc::new(MemRemap::new(regs_res, MapMode::WriteBack)?, GFP_KERNEL)?;
             reset(&regs, mem)?;
+            let engine_regs = regs.clone();
+            let engine = KThread::spawn(kernel::fmt!("cxl_ccm.{i}"), move || engine(engine_regs))?;
             let pdev = OwnedPlatformDevice::register(
                 kernel::c_str!("cxl_ccm"),
                 i as i32,
@@ -239,6 +274,7 @@ impl kernel::Module for CcmDevModule {
             devices.push(
                 CcmDevice {
                     _pdev: pdev,
+                    _engine: engine,
                     _regs: regs,
                     _parent: parent,
                 },
