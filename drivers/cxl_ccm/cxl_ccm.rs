@@ -122,45 +122,56 @@ fn read_identity(regs: &MemRemap) -> Result<Identity> {
     Ok(id)
 }
 
-/// Enables the device and waits until it is ready and its heartbeat moves.
+/// Sleeps a jiffy at a time until `done()` holds or `ms` milliseconds have passed; returns
+/// whether `done()` held.
+fn wait_until(ms: u32, mut done: impl FnMut() -> bool) -> bool {
+    let limit = kernel::time::msecs_to_jiffies(ms);
+    let mut waited = 0;
+    while !done() {
+        if waited >= limit {
+            return false;
+        }
+        kernel::kthread::schedule_timeout_interruptible(1);
+        waited += 1;
+    }
+    true
+}
+
+/// Clears `dev_ctrl`: the device stops serving and drops `DEV_STATUS_READY`.
+fn disable(regs: &MemRemap) {
+    if let Ok(ctrl) = regs.atomic_u32(abi::REG_DEV_CTRL) {
+        ctrl.store(0, Ordering::Release);
+    }
+}
+
+/// Enables the device and waits until it is ready and its heartbeat moves; disables it again
+/// on failure.
 fn enable(regs: &MemRemap) -> Result {
     let ctrl = regs.atomic_u32(abi::REG_DEV_CTRL)?;
     let status = regs.atomic_u32(abi::REG_DEV_STATUS)?;
     let heartbeat = regs.atomic_u32(abi::REG_HEARTBEAT)?;
     // Release: nothing is configured yet, but later configuration must not pass the enable.
     ctrl.store(abi::DEV_CTRL_ENABLE, Ordering::Release);
-    let limit = kernel::time::msecs_to_jiffies(1000);
-    let mut waited = 0;
-    while status.load(Ordering::Acquire) & abi::DEV_STATUS_READY == 0 {
-        if status.load(Ordering::Acquire) & abi::DEV_STATUS_FATAL != 0 || waited >= limit {
-            ctrl.store(0, Ordering::Release);
-            pr_err!(
-                "device did not become ready within 1 s (status {:#x})\n",
-                status.load(Ordering::Relaxed)
-            );
-            return Err(errno(kernel::bindings::ETIMEDOUT));
-        }
-        kernel::kthread::schedule_timeout_interruptible(1);
-        waited += 1;
+    let settled = abi::DEV_STATUS_READY | abi::DEV_STATUS_FATAL;
+    wait_until(1000, || status.load(Ordering::Acquire) & settled != 0);
+    let st = status.load(Ordering::Acquire);
+    if st & abi::DEV_STATUS_READY == 0 || st & abi::DEV_STATUS_FATAL != 0 {
+        disable(regs);
+        pr_err!("device did not become ready within 1 s (status {st:#x})\n");
+        return Err(errno(kernel::bindings::ETIMEDOUT));
     }
     // The ABI promises a beat at least every 10 ms: wait up to 100 ms for one.
     let beat = heartbeat.load(Ordering::Acquire);
-    let limit = kernel::time::msecs_to_jiffies(100);
-    let mut waited = 0;
-    while heartbeat.load(Ordering::Acquire) == beat {
-        if waited >= limit {
-            ctrl.store(0, Ordering::Release);
-            pr_err!("device heartbeat stuck at {beat}\n");
-            return Err(ENODEV);
-        }
-        kernel::kthread::schedule_timeout_interruptible(1);
-        waited += 1;
+    if !wait_until(100, || heartbeat.load(Ordering::Acquire) != beat) {
+        disable(regs);
+        pr_err!("device heartbeat stuck at {beat}\n");
+        return Err(ENODEV);
     }
     Ok(())
 }
 
 /// A bound device, shared by the binding and by open files.
-#[pin_data]
+#[pin_data(PinnedDrop)]
 struct CcmDev {
     id: Identity,
     /// The register block; `None` once the device is unbound (files then get `ENODEV`).
@@ -169,6 +180,13 @@ struct CcmDev {
 }
 
 impl CcmDev {
+    /// Disables the device and unmaps its registers; later calls get `ENODEV`.
+    fn detach(&self) {
+        if let Some(regs) = self.regs.lock().take() {
+            disable(&regs);
+        }
+    }
+
     fn info(&self) -> Result<uapi::Info> {
         // Holding the lock keeps the device bound for the duration of the call.
         let regs = self.regs.lock();
@@ -258,6 +276,14 @@ fn configure(dev: &CcmDev, arg: &uapi::Configure) -> Result<TenantConfig> {
             pr_warn_ratelimited!("CONFIGURE: refused: {:?}\n", e);
             Err(EINVAL)
         }
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for CcmDev {
+    fn drop(self: Pin<&mut Self>) {
+        // Covers a probe that fails after enabling; after `remove` there is nothing left.
+        self.detach();
     }
 }
 
@@ -373,13 +399,8 @@ impl PlatformDriver for CcmDriver {
     }
 
     fn remove(pdev: &PlatformDevice, bound: Self::Data) {
-        // Disable the device and unmap the registers first: open files (which outlive the
-        // binding) then see `ENODEV`.
-        if let Some(regs) = bound.dev.regs.lock().take() {
-            if let Ok(ctrl) = regs.atomic_u32(abi::REG_DEV_CTRL) {
-                ctrl.store(0, Ordering::Release);
-            }
-        }
+        // Open files outlive the binding: from here on they get `ENODEV`.
+        bound.dev.detach();
         drop(bound);
         pr_info!("cxl_ccm.{}: unbound\n", pdev.id());
     }
