@@ -72,6 +72,30 @@ impl PinnedPages {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn alloc(count: usize, node: i32, mode: CacheMode) -> Result<Self> {
+        Self::alloc_placed(count, node, mode, false)
+    }
+
+    /// As [`PinnedPages::alloc`], but no page is physically adjacent to the one before it, so a
+    /// scatter-gather mapping has one segment per page. Drivers use it to exercise the
+    /// descriptor path of a device on purpose, as fragmented memory would.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{cache_mode::CacheMode, pinned_pages::{PinnedPages, ANY_NODE}};
+    ///
+    /// let pages = PinnedPages::alloc_scattered(8, ANY_NODE, CacheMode::Cached)?;
+    /// for i in 1..pages.page_count() {
+    ///     let (a, b) = (pages.phys_addr((i - 1) * 4096)?, pages.phys_addr(i * 4096)?);
+    ///     assert!(b != a + 4096 && a != b + 4096);
+    /// }
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn alloc_scattered(count: usize, node: i32, mode: CacheMode) -> Result<Self> {
+        Self::alloc_placed(count, node, mode, true)
+    }
+
+    fn alloc_placed(count: usize, node: i32, mode: CacheMode, scattered: bool) -> Result<Self> {
         if count == 0 || count > (i32::MAX as usize) >> PAGE_SHIFT {
             return Err(EINVAL);
         }
@@ -85,13 +109,36 @@ impl PinnedPages {
             pages: &mut pages,
             mode: CacheMode::Cached,
         };
-        for _ in 0..count {
+        // Pages set aside because they were adjacent to their predecessor; freed on return.
+        let mut spacers = KVec::new();
+        let mut spacer_guard = PageListGuard {
+            pages: &mut spacers,
+            mode: CacheMode::Cached,
+        };
+        let mut attempts = count.saturating_mul(4).saturating_add(16);
+        while guard.pages.len() < count {
+            attempts = attempts.checked_sub(1).ok_or(ENOMEM)?;
             // SAFETY: allocation with valid flags; the result is checked for NULL.
             let page = unsafe {
                 bindings::alloc_pages_node(node, (GFP_KERNEL | flags::__GFP_ZERO).as_raw(), 0)
             };
             if page.is_null() {
                 return Err(ENOMEM);
+            }
+            if scattered {
+                if let Some(prev) = guard.pages.last() {
+                    // SAFETY: both are valid pages owned by this function.
+                    let (a, b) =
+                        unsafe { (bindings::page_to_pfn(*prev), bindings::page_to_pfn(page)) };
+                    if a.abs_diff(b) == 1 {
+                        if let Err(e) = spacer_guard.pages.push(page, GFP_KERNEL) {
+                            // SAFETY: `page` was allocated above with order 0 and is in no list.
+                            unsafe { bindings::__free_pages(page, 0) };
+                            return Err(e.into());
+                        }
+                        continue;
+                    }
+                }
             }
             // Capacity was reserved above, so this cannot fail; treat failure as ENOMEM anyway.
             if let Err(e) = guard.pages.push(page, GFP_KERNEL) {
@@ -117,6 +164,7 @@ impl PinnedPages {
         };
         let vaddr = NonNull::new(vaddr.cast::<u8>()).ok_or(ENOMEM)?;
         core::mem::forget(guard);
+        drop(spacer_guard);
         // INVARIANT: `count > 0` order-0 pages of memory type `mode`, mapped by `vaddr`.
         Ok(Self { pages, vaddr, mode })
     }
