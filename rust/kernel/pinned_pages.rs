@@ -126,10 +126,11 @@ impl PinnedPages {
                 return Err(ENOMEM);
             }
             if scattered {
-                if let Some(prev) = guard.pages.last() {
-                    // SAFETY: both are valid pages owned by this function.
-                    let (a, b) =
-                        unsafe { (bindings::page_to_pfn(*prev), bindings::page_to_pfn(page)) };
+                if let Some(&prev) = guard.pages.last() {
+                    // SAFETY: `prev` was allocated by this function and is still owned by it.
+                    let a = unsafe { pfn(prev) };
+                    // SAFETY: `page` was just allocated.
+                    let b = unsafe { pfn(page) };
                     if a.abs_diff(b) == 1 {
                         if let Err(e) = spacer_guard.pages.push(page, GFP_KERNEL) {
                             // SAFETY: `page` was allocated above with order 0 and is in no list.
@@ -211,8 +212,8 @@ impl PinnedPages {
     pub fn phys_addr(&self, offset: usize) -> Result<u64> {
         let page = *self.pages.get(offset >> PAGE_SHIFT).ok_or(EINVAL)?;
         // SAFETY: `page` is a valid page owned by us (type invariant).
-        let pfn = unsafe { bindings::page_to_pfn(page) } as u64;
-        Ok((pfn << PAGE_SHIFT) + (offset & (PAGE_SIZE - 1)) as u64)
+        let frame = unsafe { pfn(page) };
+        Ok((frame << PAGE_SHIFT) + (offset & (PAGE_SIZE - 1)) as u64)
     }
 
     /// Maps the pages selected by the file offset of `vma` into it, with the region's caching.
@@ -264,11 +265,20 @@ impl Drop for PinnedPages {
     }
 }
 
+/// The page frame number of `page`.
+///
+/// # Safety
+///
+/// `page` must point to a valid `struct page`.
+unsafe fn pfn(page: *mut bindings::page) -> u64 {
+    // SAFETY: valid by the function's safety requirements.
+    unsafe { bindings::page_to_pfn(page) as u64 }
+}
+
 /// The physical address of an order-0 page.
 pub fn page_phys_addr(page: &crate::page::Page) -> u64 {
     // SAFETY: `page` is a valid page (type invariant of `Page`).
-    let pfn = unsafe { bindings::page_to_pfn(page.as_ptr()) } as u64;
-    pfn << PAGE_SHIFT
+    unsafe { pfn(page.as_ptr()) << PAGE_SHIFT }
 }
 
 fn node_is_online(node: i32) -> bool {
