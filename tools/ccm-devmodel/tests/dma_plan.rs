@@ -425,12 +425,21 @@ type Exec<const Q: usize, const W: usize> = DmaExecutor<Vec<DmaSegment>, Vec<u64
 
 /// SF 64 bytes (2 slots of 32) into the small layout (4 payload slots, 4 metadata slots).
 fn exec<const Q: usize, const W: usize>(seq: Sequencer<Vec<u64>>) -> Result<Exec<Q, W>, ExecError> {
-    let l = small_layout();
-    let sf = StreamingFactor::new(64, 32).unwrap();
+    exec_with(32, 4, seq)
+}
+
+/// As `exec`, with the batcher's slot size and the payload credit's ring capacity chosen, to
+/// build executors whose parts disagree with the small layout.
+fn exec_with<const Q: usize, const W: usize>(
+    slot_size: u32,
+    payload_credit_slots: u32,
+    seq: Sequencer<Vec<u64>>,
+) -> Result<Exec<Q, W>, ExecError> {
+    let sf = StreamingFactor::new(64, slot_size).unwrap();
     let batcher = Batcher::new(sf, geo(4), geo(4)).unwrap();
-    let p = DeviceCredit::new(geo(4), RingIndex::new(BASE));
+    let p = DeviceCredit::new(geo(payload_credit_slots), RingIndex::new(BASE));
     let m = DeviceCredit::new(geo(4), RingIndex::new(BASE));
-    DmaExecutor::new(l, batcher, seq, p, m)
+    DmaExecutor::new(small_layout(), batcher, seq, p, m)
 }
 
 fn ooo() -> Exec<8, 0> {
@@ -748,25 +757,11 @@ fn executor_configuration_is_checked() {
         Err(ExecError::QueueTooSmall)
     ));
     assert!(exec::<6, 4>(in_order(4, 0)).is_ok());
-    let sf = StreamingFactor::new(64, 16).unwrap();
-    let batcher = Batcher::new(sf, geo(4), geo(4)).unwrap();
-    let r: Result<Exec<8, 0>, _> = DmaExecutor::new(
-        small_layout(),
-        batcher,
-        Sequencer::OutOfOrder,
-        DeviceCredit::new(geo(4), RingIndex::new(0)),
-        DeviceCredit::new(geo(4), RingIndex::new(0)),
-    );
+    // A batcher with 16-byte slots against a layout of 32-byte slots.
+    let r: Result<Exec<8, 0>, _> = exec_with(16, 4, Sequencer::OutOfOrder);
     assert!(matches!(r, Err(ExecError::SlotSizeMismatch)));
-    let sf = StreamingFactor::new(64, 32).unwrap();
-    let batcher = Batcher::new(sf, geo(4), geo(4)).unwrap();
-    let r: Result<Exec<8, 0>, _> = DmaExecutor::new(
-        small_layout(),
-        batcher,
-        Sequencer::OutOfOrder,
-        DeviceCredit::new(geo(8), RingIndex::new(0)),
-        DeviceCredit::new(geo(4), RingIndex::new(0)),
-    );
+    // Payload credit for an 8-slot ring against a 4-slot payload ring.
+    let r: Result<Exec<8, 0>, _> = exec_with(32, 8, Sequencer::OutOfOrder);
     assert!(matches!(r, Err(ExecError::GeometryMismatch)));
 }
 
