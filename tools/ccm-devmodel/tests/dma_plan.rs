@@ -9,7 +9,7 @@ use ccm_devmodel::abi::{
     MD_FLAG_FINAL,
 };
 use ccm_devmodel::dma_plan::{
-    metadata_record_bytes, metadata_record_from_bytes, BatchRequests, DmaExecutor, DmaRequest,
+    metadata_record_bytes, metadata_record_from_bytes, ArrayBuffers, BatchRequests, DmaExecutor, DmaRequest,
     ExecError, ExecStats, Next, PlanError, RegionError, RegionLayout, Reservation, ResultRecord,
     Ring, SegAddr, Shortfall, Step, Steps,
 };
@@ -421,7 +421,8 @@ fn steps_reject_a_mismatched_reservation() {
 
 const BASE: u32 = u32::MAX - 1;
 
-type Exec<const Q: usize, const W: usize> = DmaExecutor<Vec<DmaSegment>, Vec<u64>, Q, W>;
+type Exec<const Q: usize, const W: usize> =
+    DmaExecutor<Vec<DmaSegment>, Vec<u64>, ArrayBuffers<Q, W>>;
 
 /// SF 64 bytes (2 slots of 32) into the small layout (4 payload slots, 4 metadata slots).
 fn exec<const Q: usize, const W: usize>(seq: Sequencer<Vec<u64>>) -> Result<Exec<Q, W>, ExecError> {
@@ -439,7 +440,7 @@ fn exec_with<const Q: usize, const W: usize>(
     let batcher = Batcher::new(sf, geo(4), geo(4)).unwrap();
     let p = DeviceCredit::new(geo(payload_credit_slots), RingIndex::new(BASE));
     let m = DeviceCredit::new(geo(4), RingIndex::new(BASE));
-    DmaExecutor::new(small_layout(), batcher, seq, p, m)
+    DmaExecutor::new(small_layout(), batcher, seq, p, m, ArrayBuffers::default())
 }
 
 fn ooo() -> Exec<8, 0> {
@@ -646,6 +647,7 @@ fn empty_final_record_respects_max_records() {
         Sequencer::OutOfOrder,
         DeviceCredit::new(geo(4), RingIndex::new(0)),
         DeviceCredit::new(geo(2), RingIndex::new(0)),
+        ArrayBuffers::default(),
     )
     .unwrap();
     e.complete(0, rec(1, 8, 0, 0)).unwrap();

@@ -11,7 +11,7 @@ use ccm_devmodel::abi::{
     crc32c, DmaSegment, StreamXformArgs, MD_FLAG_ERROR, MD_FLAG_FINAL, STATUS_DMA_FAULT,
 };
 use ccm_devmodel::dma_plan::{
-    DmaExecutor, ExecError, Next, RegionLayout, ResultRecord, Ring, Step,
+    ArrayBuffers, DmaExecutor, ExecError, Next, RegionLayout, ResultRecord, Ring, Step,
 };
 use ccm_devmodel::proto::batcher::{
     Batcher, ReorderBuffer, SequenceError, Sequencer, StreamingFactor,
@@ -199,7 +199,7 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 
 /// Pending-queue and hold capacities of the executor under test.
-type Exec = DmaExecutor<Vec<DmaSegment>, Vec<u64>, 64, 16>;
+type Exec = DmaExecutor<Vec<DmaSegment>, Vec<u64>, ArrayBuffers<64, 16>>;
 
 #[derive(Debug, Clone)]
 struct Config {
@@ -327,6 +327,7 @@ impl World {
             sequencer,
             DeviceCredit::new(geo(cap), RingIndex::new(c.base)),
             DeviceCredit::new(geo(md_cap), RingIndex::new(c.base)),
+            ArrayBuffers::default(),
         )
         .unwrap();
 

@@ -1039,14 +1039,73 @@ pub struct ExecStats {
     pub credit_wait_ns: u64,
 }
 
+/// The executor's storage: the pending queue (records and their batch-end marks, of equal
+/// length `Q`) and the hold storage of the reorder window (`W` entries). A trait so that the
+/// host tests keep them in arrays ([`ArrayBuffers`]) and the kernel on the heap.
+pub trait ExecBuffers {
+    /// The pending records, `Q` of them.
+    fn records(&self) -> &[ResultRecord];
+    /// The pending records, mutable.
+    fn records_mut(&mut self) -> &mut [ResultRecord];
+    /// The batch-end marks, one per pending record.
+    fn batch_end(&self) -> &[bool];
+    /// The batch-end marks, mutable.
+    fn batch_end_mut(&mut self) -> &mut [bool];
+    /// The hold storage, `W` entries.
+    fn hold(&self) -> &[Option<ResultRecord>];
+    /// The hold storage, mutable.
+    fn hold_mut(&mut self) -> &mut [Option<ResultRecord>];
+}
+
+/// [`ExecBuffers`] in arrays: a queue of `Q` records and a hold storage of `W` results.
+#[derive(Clone, Debug)]
+pub struct ArrayBuffers<const Q: usize, const W: usize> {
+    records: [ResultRecord; Q],
+    batch_end: [bool; Q],
+    hold: [Option<ResultRecord>; W],
+}
+
+impl<const Q: usize, const W: usize> Default for ArrayBuffers<Q, W> {
+    fn default() -> Self {
+        Self {
+            records: [ResultRecord::default(); Q],
+            batch_end: [false; Q],
+            hold: [None; W],
+        }
+    }
+}
+
+impl<const Q: usize, const W: usize> ExecBuffers for ArrayBuffers<Q, W> {
+    fn records(&self) -> &[ResultRecord] {
+        &self.records
+    }
+    fn records_mut(&mut self) -> &mut [ResultRecord] {
+        &mut self.records
+    }
+    fn batch_end(&self) -> &[bool] {
+        &self.batch_end
+    }
+    fn batch_end_mut(&mut self) -> &mut [bool] {
+        &mut self.batch_end
+    }
+    fn hold(&self) -> &[Option<ResultRecord>] {
+        &self.hold
+    }
+    fn hold_mut(&mut self) -> &mut [Option<ResultRecord>] {
+        &mut self.hold
+    }
+}
+
 /// The DMA executor of one tenant: sequencer, batcher, credit and the pending records.
 ///
-/// `S` holds the DMA segments, `B` the reorder buffer's bitmap; `Q` records can be pending
-/// (closed or open batches), and `W` results can be held out of order (the reorder window; 0
-/// suffices for out-of-order streaming).
+/// `S` holds the DMA segments, `B` the reorder buffer's bitmap, `M` the buffers: `Q` records can
+/// be pending (closed or open batches), and `W` results can be held out of order (the reorder
+/// window; 0 suffices for out-of-order streaming).
 ///
 /// # Invariants
 ///
+/// - `Q` is `buf.records().len()`, which equals `buf.batch_end().len()`; `W` is
+///   `buf.hold().len()`.
 /// - `records[..len]` are the released, not yet streamed records in streaming order;
 ///   `batch_end[i]` marks the last record of each closed batch; `records[open_start..len]` is the
 ///   batcher's open batch (no mark), and every record before `open_start` belongs to a closed
@@ -1054,17 +1113,15 @@ pub struct ExecStats {
 /// - `held` results are in `hold`, at `seq & (window - 1)`.
 /// - If `in_flight` is `Some(res)`, `records[..res.records]` is the batch it reserved.
 /// - `Q >= batcher.max_records() + window` and `window <= W`.
-pub struct DmaExecutor<S, B, const Q: usize, const W: usize> {
+pub struct DmaExecutor<S, B, M> {
     layout: RegionLayout<S>,
     batcher: Batcher,
     sequencer: Sequencer<B>,
     payload: DeviceCredit,
     metadata: DeviceCredit,
-    records: [ResultRecord; Q],
-    batch_end: [bool; Q],
+    buf: M,
     len: usize,
     open_start: usize,
-    hold: [Option<ResultRecord>; W],
     held: usize,
     window: u32,
     in_flight: Option<Reservation>,
@@ -1072,19 +1129,21 @@ pub struct DmaExecutor<S, B, const Q: usize, const W: usize> {
     stats: ExecStats,
 }
 
-impl<S, B, const Q: usize, const W: usize> DmaExecutor<S, B, Q, W>
+impl<S, B, M> DmaExecutor<S, B, M>
 where
     S: AsRef<[DmaSegment]>,
     B: AsRef<[u64]> + AsMut<[u64]>,
+    M: ExecBuffers,
 {
     /// Creates the executor of a tenant at enable. The credits start at the tenant's
-    /// `index_base` (empty rings).
+    /// `index_base` (empty rings). `buf`'s contents are overwritten.
     pub fn new(
         layout: RegionLayout<S>,
         batcher: Batcher,
         sequencer: Sequencer<B>,
         payload: DeviceCredit,
         metadata: DeviceCredit,
+        mut buf: M,
     ) -> Result<Self, ExecError> {
         if batcher.streaming_factor().slot_size() != layout.slot_size() {
             return Err(ExecError::SlotSizeMismatch);
@@ -1096,12 +1155,16 @@ where
             Sequencer::OutOfOrder => 0,
             Sequencer::InOrder(rob) => rob.window(),
         };
-        if window as usize > W {
+        if window as usize > buf.hold().len() {
             return Err(ExecError::WindowTooLarge);
         }
-        if (batcher.max_records() as usize).saturating_add(window as usize) > Q {
+        let queue = buf.records().len();
+        if buf.batch_end().len() != queue
+            || (batcher.max_records() as usize).saturating_add(window as usize) > queue
+        {
             return Err(ExecError::QueueTooSmall);
         }
+        buf.hold_mut().fill(None);
         // INVARIANT: nothing pending, nothing held, nothing in flight; sizes checked above.
         Ok(Self {
             layout,
@@ -1109,11 +1172,9 @@ where
             sequencer,
             payload,
             metadata,
-            records: [ResultRecord::default(); Q],
-            batch_end: [false; Q],
+            buf,
             len: 0,
             open_start: 0,
-            hold: [None; W],
             held: 0,
             window,
             in_flight: None,
@@ -1185,7 +1246,7 @@ where
             self.batcher.streaming_factor().slots_for(rec.length)?;
         }
         // A completion releases at most itself and everything held.
-        if self.len + self.held + 1 > Q {
+        if self.len + self.held + 1 > self.buf.records().len() {
             return Err(ExecError::QueueFull);
         }
         let run = self.sequencer.complete(seq)?;
@@ -1194,7 +1255,8 @@ where
         }
         let mask = self.window - 1;
         let slot = self
-            .hold
+            .buf
+            .hold_mut()
             .get_mut((seq & mask) as usize)
             .ok_or(ExecError::Internal)?;
         if slot.is_some() {
@@ -1208,7 +1270,8 @@ where
         for k in 0..run.count {
             let s = run.first.wrapping_add(k);
             let held = self
-                .hold
+                .buf
+                .hold_mut()
                 .get_mut((s & mask) as usize)
                 .and_then(Option::take)
                 .ok_or(ExecError::Internal)?;
@@ -1247,12 +1310,12 @@ where
         if self.in_flight.is_some() {
             return Err(ExecError::Busy);
         }
-        let Some(end) = self.batch_end[..self.len].iter().position(|&e| e) else {
+        let Some(end) = self.buf.batch_end()[..self.len].iter().position(|&e| e) else {
             return Ok(Next::Idle);
         };
         let records = end + 1;
         let slot_size = self.layout.slot_size();
-        let (slots, bytes) = self.records[..records]
+        let (slots, bytes) = self.buf.records()[..records]
             .iter()
             .fold((0u32, 0u32), |(s, b), r| {
                 // Cannot overflow: a closed batch is within one SF (a `u32` of bytes).
@@ -1305,7 +1368,8 @@ where
     pub fn steps(&self) -> Result<Steps<'_, S>, ExecError> {
         let res = self.in_flight.ok_or(ExecError::NotStreaming)?;
         let records = self
-            .records
+            .buf
+            .records()
             .get(..res.records as usize)
             .ok_or(ExecError::Internal)?;
         Steps::new(&self.layout, records, res).map_err(|_| ExecError::Internal)
@@ -1315,8 +1379,8 @@ where
     pub fn end_batch(&mut self) -> Result<Reservation, ExecError> {
         let res = self.in_flight.take().ok_or(ExecError::NotStreaming)?;
         let n = res.records as usize;
-        self.records.copy_within(n..self.len, 0);
-        self.batch_end.copy_within(n..self.len, 0);
+        self.buf.records_mut().copy_within(n..self.len, 0);
+        self.buf.batch_end_mut().copy_within(n..self.len, 0);
         // INVARIANT: the batch was closed, so it lies before `open_start`.
         self.len -= n;
         self.open_start -= n;
@@ -1353,10 +1417,13 @@ where
     /// Appends a record to the pending queue and returns its index.
     fn append(&mut self, rec: ResultRecord) -> Result<usize, ExecError> {
         let at = self.len;
-        match (self.records.get_mut(at), self.batch_end.get_mut(at)) {
-            (Some(r), Some(e)) => {
+        if at >= self.buf.batch_end().len() {
+            return Err(ExecError::Internal);
+        }
+        match self.buf.records_mut().get_mut(at) {
+            Some(r) => {
                 *r = rec;
-                *e = false;
+                self.buf.batch_end_mut()[at] = false;
                 self.len += 1;
                 Ok(at)
             }
@@ -1371,7 +1438,7 @@ where
 
     /// Marks record `last` as the end of a closed batch that spans the open batch up to it.
     fn close_at(&mut self, last: usize) {
-        if let Some(e) = self.batch_end.get_mut(last) {
+        if let Some(e) = self.buf.batch_end_mut().get_mut(last) {
             *e = true;
             self.open_start = last + 1;
         }
