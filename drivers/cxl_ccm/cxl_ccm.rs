@@ -8,14 +8,15 @@
 //! for `DEV_STATUS_READY` and a moving heartbeat), and creates
 //! `/dev/cxl_ccmN`; every open file will be one tenant.
 //!
-//! Implemented: binding, identification, `CXL_CCM_IOC_INFO`, the validation of
-//! `CXL_CCM_IOC_CONFIGURE` (`EINVAL` for a malformed request, `EOPNOTSUPP` for a mode the device
-//! does not advertise), clean unbind with files open (files then get `ENODEV`). Not yet: tenant
-//! setup, `LAUNCH`, `RELEASE`, `STATS`, `WAIT` and `mmap` return `EOPNOTSUPP` (or `ENODEV` for
-//! `mmap`) until the AXLE data plane lands.
+//! `CONFIGURE` makes the file a tenant ([`tenant`]): its DMA region and rings, its device-memory
+//! partition, and the AXLE data plane (`LAUNCH`, `RELEASE`, `WAIT`, `STATS`, `mmap`, `poll`).
+//! Modes other than `MODE_AXLE` are refused with `EOPNOTSUPP` while the device does not
+//! advertise them. Unbinding with files open is clean: the device stops every tenant first, and
+//! the files then get `ENODEV`.
 
 use core::sync::atomic::Ordering;
 use kernel::{
+    device::Device,
     ioctl_arg::IoctlArg,
     memremap::{MapMode, MemRemap},
     miscdevice::{MiscDevice, MiscDeviceOptions, MiscDeviceRegistration},
@@ -25,7 +26,9 @@ use kernel::{
     shared_mem::SharedMem,
     str::CString,
     sync::{Arc, Mutex},
-    types::{AsBytes, FromBytes},
+    types::{ARef, AsBytes, FromBytes},
+    vma::VmArea,
+    wait::{PollTable, POLL_ERROR, POLL_HANGUP},
 };
 
 /// The device ABI (register block, rings, records), shared with the software device.
@@ -34,8 +37,12 @@ pub mod abi;
 pub mod proto;
 
 use proto::tenant_config::{DeviceLimits, TenantConfig, TenantRequest, PAGE_BYTES};
+/// A tenant: its region, rings and data plane.
+mod tenant;
 /// The user ABI (`include/uapi/linux/cxl_ccm.h`).
 pub mod uapi;
+
+use tenant::Tenant;
 
 module! {
     type: CcmModule,
@@ -54,6 +61,22 @@ unsafe impl AsBytes for uapi::Info {}
 unsafe impl FromBytes for uapi::Configure {}
 // SAFETY: as above.
 unsafe impl AsBytes for uapi::Configure {}
+// SAFETY: as above.
+unsafe impl FromBytes for uapi::Launch {}
+// SAFETY: as above.
+unsafe impl AsBytes for uapi::Launch {}
+// SAFETY: as above.
+unsafe impl FromBytes for uapi::Release {}
+// SAFETY: as above.
+unsafe impl AsBytes for uapi::Release {}
+// SAFETY: as above.
+unsafe impl FromBytes for uapi::Stats {}
+// SAFETY: as above.
+unsafe impl AsBytes for uapi::Stats {}
+// SAFETY: as above.
+unsafe impl FromBytes for uapi::Wait {}
+// SAFETY: as above.
+unsafe impl AsBytes for uapi::Wait {}
 
 /// An errno that 6.12's `kernel::error::code` lacks (`EOPNOTSUPP`, `ETIMEDOUT`).
 fn errno(code: u32) -> Error {
@@ -62,6 +85,22 @@ fn errno(code: u32) -> Error {
 
 fn eopnotsupp() -> Error {
     errno(kernel::bindings::EOPNOTSUPP)
+}
+
+/// `EBADFD`: the file is not a tenant yet.
+fn ebadfd() -> Error {
+    errno(kernel::bindings::EBADFD)
+}
+
+/// Monotonic time in nanoseconds.
+fn pacer_now_ns() -> u64 {
+    kernel::time::Ktime::ktime_get().to_ns().max(0) as u64
+}
+
+/// Nanoseconds as jiffies, rounded up.
+fn ns_to_jiffies(ns: u64) -> usize {
+    let ms = ns.div_ceil(1_000_000).min(u64::from(u32::MAX)) as u32;
+    kernel::time::msecs_to_jiffies(ms) as usize
 }
 
 /// What the driver reads once from the register block at probe.
@@ -76,6 +115,8 @@ struct Identity {
     min_slot_size: u32,
     max_slot_size: u32,
     max_ring_slots: u32,
+    max_segments: u32,
+    tenant_windows: u64,
 }
 
 fn read_identity(regs: &MemRemap) -> Result<Identity> {
@@ -110,6 +151,8 @@ fn read_identity(regs: &MemRemap) -> Result<Identity> {
         min_slot_size: r32(abi::REG_MIN_SLOT_SIZE)?,
         max_slot_size: r32(abi::REG_MAX_SLOT_SIZE)?,
         max_ring_slots: r32(abi::REG_MAX_RING_SLOTS)?,
+        max_segments: r32(abi::REG_MAX_SEGMENTS)?,
+        tenant_windows: r64(abi::REG_TENANT_WINDOWS)?,
     };
     if id.max_tenants == 0 || id.max_tenants > abi::MAX_TENANTS {
         pr_err!(
@@ -124,7 +167,7 @@ fn read_identity(regs: &MemRemap) -> Result<Identity> {
 
 /// Sleeps a jiffy at a time until `done()` holds or `ms` milliseconds have passed; returns
 /// whether `done()` held.
-fn wait_until(ms: u32, mut done: impl FnMut() -> bool) -> bool {
+pub(crate) fn wait_until(ms: u32, mut done: impl FnMut() -> bool) -> bool {
     let limit = kernel::time::msecs_to_jiffies(ms);
     let mut waited = 0;
     while !done() {
@@ -137,10 +180,30 @@ fn wait_until(ms: u32, mut done: impl FnMut() -> bool) -> bool {
     true
 }
 
-/// Clears `dev_ctrl`: the device stops serving and drops `DEV_STATUS_READY`.
+/// Clears every tenant's enable bit, so that a later enable of the device does not revive a
+/// tenant of an earlier binding.
+fn clear_tenants(regs: &MemRemap, max_tenants: u32) {
+    for t in 0..max_tenants {
+        if let Ok(ctrl) = regs.atomic_u32(abi::tenant_regs_offset(t) + abi::TREG_CTRL) {
+            ctrl.store(0, Ordering::Release);
+        }
+    }
+}
+
+/// Clears `dev_ctrl` and waits until the device drops `DEV_STATUS_READY`, which it does after
+/// it stopped serving every tenant: from then on it writes no tenant memory.
 fn disable(regs: &MemRemap) {
-    if let Ok(ctrl) = regs.atomic_u32(abi::REG_DEV_CTRL) {
-        ctrl.store(0, Ordering::Release);
+    let (Ok(ctrl), Ok(status)) = (
+        regs.atomic_u32(abi::REG_DEV_CTRL),
+        regs.atomic_u32(abi::REG_DEV_STATUS),
+    ) else {
+        return;
+    };
+    ctrl.store(0, Ordering::Release);
+    if !wait_until(1000, || {
+        status.load(Ordering::Acquire) & abi::DEV_STATUS_READY == 0
+    }) {
+        pr_err!("device did not acknowledge the disable within 1 s\n");
     }
 }
 
@@ -170,27 +233,81 @@ fn enable(regs: &MemRemap) -> Result {
     Ok(())
 }
 
+/// The mapped device: register block and device memory.
+struct Hw {
+    regs: MemRemap,
+    mem: MemRemap,
+}
+
+/// A tenant number in use; dropping it frees the number.
+struct TenantNumber {
+    dev: Arc<CcmDev>,
+    index: u32,
+}
+
+impl Drop for TenantNumber {
+    fn drop(&mut self) {
+        *self.dev.tenants.lock() &= !(1u32 << self.index);
+    }
+}
+
+/// How device memory is split among tenants.
+#[derive(Clone, Copy)]
+struct Partitions {
+    /// Device-memory offset of tenant 0's partition (after the tenant windows).
+    base: u64,
+    /// Bytes per partition.
+    share: u64,
+    /// Bytes reserved for the descriptor table at the start of a partition.
+    desc_area: u64,
+    /// Largest input buffer; the output buffer has the same size.
+    max_input: u64,
+}
+
 /// A bound device, shared by the binding and by open files.
 #[pin_data(PinnedDrop)]
 struct CcmDev {
     id: Identity,
-    /// The register block; `None` once the device is unbound (files then get `ENODEV`).
+    /// The device DMA is mapped for.
+    dma_dev: ARef<Device>,
+    /// Physical address of device memory (for user mappings of the input buffers).
+    mem_phys: u64,
+    /// The hardware; `None` once the device is unbound (files then get `ENODEV`).
     #[pin]
-    regs: Mutex<Option<MemRemap>>,
+    hw: Mutex<Option<Hw>>,
+    /// Tenant numbers in use, one bit each.
+    #[pin]
+    tenants: Mutex<u32>,
 }
 
 impl CcmDev {
-    /// Disables the device and unmaps its registers; later calls get `ENODEV`.
+    /// Stops every tenant, disables the device and unmaps it; later calls get `ENODEV`.
     fn detach(&self) {
-        if let Some(regs) = self.regs.lock().take() {
-            disable(&regs);
+        if let Some(hw) = self.hw.lock().take() {
+            clear_tenants(&hw.regs, self.id.max_tenants);
+            disable(&hw.regs);
         }
+    }
+
+    fn partitions(&self) -> Partitions {
+        self.id.partitions()
+    }
+
+    /// Takes a free tenant number; it is returned when the [`TenantNumber`] is dropped.
+    fn get_tenant(self: &Arc<Self>) -> Option<TenantNumber> {
+        let mut used = self.tenants.lock();
+        let t = (0..self.id.max_tenants).find(|t| *used & (1 << t) == 0)?;
+        *used |= 1 << t;
+        Some(TenantNumber {
+            dev: self.clone(),
+            index: t,
+        })
     }
 
     fn info(&self) -> Result<uapi::Info> {
         // Holding the lock keeps the device bound for the duration of the call.
-        let regs = self.regs.lock();
-        let Some(regs) = regs.as_ref() else {
+        let hw = self.hw.lock();
+        let Some(regs) = hw.as_ref().map(|h| &h.regs) else {
             return Err(ENODEV);
         };
         let status = regs
@@ -218,6 +335,23 @@ impl CcmDev {
 }
 
 impl Identity {
+    /// Device memory after the tenant windows, split evenly: a descriptor table area, then the
+    /// input buffer, then the output buffer.
+    fn partitions(&self) -> Partitions {
+        let base = self.tenant_windows + abi::TENANT_WINDOW_SIZE * u64::from(self.max_tenants);
+        let share =
+            (self.mem_size.saturating_sub(base) / u64::from(self.max_tenants)) & !(PAGE_BYTES - 1);
+        let desc_area =
+            abi::descriptor_table_size(self.max_segments).div_ceil(PAGE_BYTES) * PAGE_BYTES;
+        let max_input = (share.saturating_sub(desc_area) / 2) & !(PAGE_BYTES - 1);
+        Partitions {
+            base,
+            share,
+            desc_area,
+            max_input,
+        }
+    }
+
     /// The limits a tenant configuration is checked against.
     fn limits(&self) -> DeviceLimits {
         let modes = (0..abi::MODE_COUNT)
@@ -233,7 +367,7 @@ impl Identity {
             max_ring_slots: self.max_ring_slots,
             max_window_bytes: uapi::MMAP_REGION_SIZE,
             // Device memory is shared equally by the tenants.
-            max_input_bytes: (self.mem_size / u64::from(self.max_tenants)) & !(PAGE_BYTES - 1),
+            max_input_bytes: self.partitions().max_input,
         }
     }
 }
@@ -287,21 +421,69 @@ impl PinnedDrop for CcmDev {
     }
 }
 
-/// An open file of `/dev/cxl_ccmN`.
+/// An open file of `/dev/cxl_ccmN`: a tenant once configured.
+#[pin_data]
 struct CcmFile {
     dev: Arc<CcmDev>,
+    #[pin]
+    tenant: Mutex<Option<Arc<Tenant>>>,
+}
+
+impl CcmFile {
+    /// Runs `f` on the file's tenant; `EBADFD` before `CONFIGURE`, `ENODEV` once unbound.
+    ///
+    /// The file lock is not held during `f`, which may block (`WAIT`, a full launch ring) while
+    /// another thread or a forked child uses the same file.
+    fn with_tenant<R>(&self, what: &str, f: impl FnOnce(&Tenant) -> Result<R>) -> Result<R> {
+        if self.dev.hw.lock().is_none() {
+            return Err(ENODEV);
+        }
+        let Some(t) = self.tenant.lock().clone() else {
+            pr_warn_ratelimited!("{}: CONFIGURE the file first\n", what);
+            return Err(ebadfd());
+        };
+        f(&t)
+    }
+
+    fn configure(&self, arg: &uapi::Configure) -> Result<uapi::Configure> {
+        let cfg = configure(&self.dev, arg)?;
+        let mut guard = self.tenant.lock();
+        if guard.is_some() {
+            pr_warn_ratelimited!("CONFIGURE: the file is already a tenant\n");
+            return Err(EBUSY);
+        }
+        if self.dev.hw.lock().is_none() {
+            return Err(ENODEV);
+        }
+        let Some(number) = self.dev.get_tenant() else {
+            pr_warn_ratelimited!(
+                "CONFIGURE: all {} tenants are taken\n",
+                self.dev.id.max_tenants
+            );
+            return Err(EBUSY);
+        };
+        let done = Tenant::configure(&self.dev, number, cfg, arg)?;
+        *guard = Some(done.tenant);
+        Ok(done.out)
+    }
 }
 
 #[vtable]
 impl MiscDevice for CcmFile {
-    type Ptr = KBox<CcmFile>;
+    type Ptr = Pin<KBox<CcmFile>>;
     type RegistrationData = Arc<CcmDev>;
 
-    fn open(dev: &Arc<CcmDev>) -> Result<KBox<CcmFile>> {
-        Ok(KBox::new(CcmFile { dev: dev.clone() }, GFP_KERNEL)?)
+    fn open(dev: &Arc<CcmDev>) -> Result<Pin<KBox<CcmFile>>> {
+        KBox::pin_init(
+            pin_init!(CcmFile {
+                dev: dev.clone(),
+                tenant <- kernel::new_mutex!(None),
+            }),
+            GFP_KERNEL,
+        )
     }
 
-    fn ioctl(file: &CcmFile, cmd: u32, arg: usize) -> Result<isize> {
+    fn ioctl(file: Pin<&CcmFile>, cmd: u32, arg: usize) -> Result<isize> {
         match cmd {
             uapi::IOC_INFO => {
                 let uarg = IoctlArg::<uapi::Info>::new(cmd, arg)?;
@@ -311,23 +493,61 @@ impl MiscDevice for CcmFile {
                     return Err(EINVAL);
                 }
                 uarg.write(&file.dev.info()?)?;
-                Ok(0)
             }
             uapi::IOC_CONFIGURE => {
-                let arg = IoctlArg::<uapi::Configure>::new(cmd, arg)?.read()?;
-                let _cfg = configure(&file.dev, &arg)?;
-                // Only reachable once the device advertises a mode.
-                pr_warn_ratelimited!("CONFIGURE: tenant setup is not implemented yet\n");
-                Err(eopnotsupp())
+                let uarg = IoctlArg::<uapi::Configure>::new(cmd, arg)?;
+                let out = file.configure(&uarg.read()?)?;
+                uarg.write(&out)?;
             }
-            uapi::IOC_LAUNCH | uapi::IOC_RELEASE | uapi::IOC_STATS | uapi::IOC_WAIT => {
-                pr_warn_ratelimited!("ioctl {cmd:#x}: tenants are not implemented yet\n");
-                Err(eopnotsupp())
+            uapi::IOC_LAUNCH => {
+                let uarg = IoctlArg::<uapi::Launch>::new(cmd, arg)?;
+                let mut l = uarg.read()?;
+                if l.tag != 0 {
+                    pr_warn_ratelimited!("LAUNCH: tag is an output and must be 0\n");
+                    return Err(EINVAL);
+                }
+                l.tag = file.with_tenant("LAUNCH", |t| t.launch(&l))?;
+                uarg.write(&l)?;
+            }
+            uapi::IOC_RELEASE => {
+                let uarg = IoctlArg::<uapi::Release>::new(cmd, arg)?;
+                let mut r = uarg.read()?;
+                let result = file.with_tenant("RELEASE", |t| Ok(t.release(&mut r)))?;
+                // The outputs say how far a failed release got.
+                uarg.write(&r)?;
+                result?;
+            }
+            uapi::IOC_STATS => {
+                let uarg = IoctlArg::<uapi::Stats>::new(cmd, arg)?;
+                let mut s = uarg.read()?;
+                file.with_tenant("STATS", |t| t.stats(&mut s))?;
+                uarg.write(&s)?;
+            }
+            uapi::IOC_WAIT => {
+                let uarg = IoctlArg::<uapi::Wait>::new(cmd, arg)?;
+                let mut w = uarg.read()?;
+                let result = file.with_tenant("WAIT", |t| Ok(t.wait(&mut w)))?;
+                // `ready` and `metadata_tail` are meaningful after a timeout too.
+                uarg.write(&w)?;
+                result?;
             }
             _ => {
                 pr_warn_ratelimited!("unknown ioctl {cmd:#x}\n");
-                Err(ENOTTY)
+                return Err(ENOTTY);
             }
+        }
+        Ok(0)
+    }
+
+    fn mmap(file: Pin<&CcmFile>, vma: &VmArea) -> Result {
+        file.with_tenant("mmap", |t| t.mmap(vma))
+    }
+
+    fn poll(file: Pin<&CcmFile>, table: &PollTable) -> Result<u32> {
+        match file.with_tenant("poll", |t| t.poll(table)) {
+            Ok(mask) => Ok(mask),
+            Err(e) if e == ENODEV => Ok(POLL_HANGUP),
+            Err(_) => Ok(POLL_ERROR),
         }
     }
 }
@@ -366,6 +586,8 @@ impl PlatformDriver for CcmDriver {
         }
         let regs = MemRemap::new(regs_res, MapMode::WriteBack)?;
         let id = read_identity(&regs)?;
+        let mem = MemRemap::new(mem_res, MapMode::WriteBack)?;
+        clear_tenants(&regs, id.max_tenants);
         enable(&regs)?;
         if id.mem_size != mem_res.size {
             pr_err!(
@@ -377,7 +599,13 @@ impl PlatformDriver for CcmDriver {
             return Err(ENXIO);
         }
         let dev = Arc::pin_init(
-            pin_init!(CcmDev { id, regs <- kernel::new_mutex!(Some(regs)) }),
+            pin_init!(CcmDev {
+                id,
+                dma_dev: pdev.as_dev().into(),
+                mem_phys: mem_res.start,
+                hw <- kernel::new_mutex!(Some(Hw { regs, mem })),
+                tenants <- kernel::new_mutex!(0),
+            }),
             GFP_KERNEL,
         )?;
         let name = CString::try_from_fmt(kernel::fmt!("cxl_ccm{}", pdev.id()))?;

@@ -2,3 +2,4 @@
 /* Bindings for rust/kernel/kthread.rs (included from bindings_helper.h). */
 #include <linux/kthread.h>
 #include <linux/sched.h>
+#include <linux/delay.h>

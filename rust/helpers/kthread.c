@@ -9,3 +9,9 @@ struct task_struct *rust_helper_kthread_create_on_node_str(int (*threadfn)(void 
 {
 	return kthread_create_on_node(threadfn, data, node, "%s", name);
 }
+
+/* cond_resched() is a macro. */
+void rust_helper_cond_resched(void)
+{
+	cond_resched();
+}

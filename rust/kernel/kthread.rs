@@ -164,6 +164,22 @@ pub fn schedule_timeout_interruptible(jiffies: usize) {
     unsafe { bindings::schedule_timeout_interruptible(jiffies) };
 }
 
+/// Gives the CPU to another task if one is due (`cond_resched()`): call it in long loops of a
+/// kernel thread that otherwise never sleeps.
+pub fn cond_resched() {
+    // SAFETY: may sleep; callers are threads in process context.
+    unsafe { bindings::cond_resched() };
+}
+
+/// Sleeps interruptibly for `min_us` to `max_us` microseconds on a high-resolution timer
+/// (`usleep_range()`); the range lets the timer coalesce wake-ups.
+pub fn usleep_range(min_us: u64, max_us: u64) {
+    let min = min_us.min(usize::MAX as u64) as crate::ffi::c_ulong;
+    let max = max_us.max(min_us).min(usize::MAX as u64) as crate::ffi::c_ulong;
+    // SAFETY: plain sleep of the current task.
+    unsafe { bindings::usleep_range_state(min, max, bindings::TASK_INTERRUPTIBLE) };
+}
+
 /// The entry point of the thread.
 ///
 /// # Safety

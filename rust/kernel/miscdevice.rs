@@ -23,6 +23,7 @@ use crate::{
     str::{CStr, CString},
     types::{ForeignOwnable, Opaque},
     vma::VmArea,
+    wait::{PollTable, POLL_ERROR},
 };
 use core::marker::PhantomData;
 
@@ -93,6 +94,16 @@ pub trait MiscDevice: Sized {
     fn mmap(_device: <Self::Ptr as ForeignOwnable>::Borrowed<'_>, _vma: &VmArea) -> Result {
         crate::build_error!(VTABLE_DEFAULT_ERROR)
     }
+
+    /// Handles `poll()`/`select()`/`epoll`: registers on the wait queues that signal a change
+    /// ([`PollTable::register`]) and returns the ready `EPOLL*` mask. An error reports
+    /// `EPOLLERR`.
+    fn poll(
+        _device: <Self::Ptr as ForeignOwnable>::Borrowed<'_>,
+        _table: &PollTable,
+    ) -> Result<u32> {
+        crate::build_error!(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// The file operations table of a misc device type `T`.
@@ -132,6 +143,11 @@ impl<T: MiscDevice> FileOps<T> {
                 },
                 mmap: if T::HAS_MMAP {
                     Some(fops_mmap::<T>)
+                } else {
+                    None
+                },
+                poll: if T::HAS_POLL {
+                    Some(fops_poll::<T>)
                 } else {
                     None
                 },
@@ -328,4 +344,18 @@ unsafe extern "C" fn fops_mmap<T: MiscDevice>(
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
+}
+
+/// # Safety
+///
+/// Called by the VFS in `poll()`, `select()` or `epoll` for an open file of `fops_open::<T>`.
+unsafe extern "C" fn fops_poll<T: MiscDevice>(
+    file: *mut bindings::file,
+    table: *mut bindings::poll_table_struct,
+) -> bindings::__poll_t {
+    // SAFETY: as in `fops_ioctl`.
+    let device = unsafe { T::Ptr::borrow((*file).private_data) };
+    // SAFETY: these are the arguments of this poll call, and the wrapper dies with it.
+    let table = unsafe { PollTable::from_raw(file, table) };
+    T::poll(device, &table).unwrap_or(POLL_ERROR)
 }

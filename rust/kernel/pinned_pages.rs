@@ -111,7 +111,7 @@ impl PinnedPages {
         };
         // Pages set aside because they were adjacent to their predecessor; freed on return.
         let mut spacers = KVec::new();
-        let mut spacer_guard = PageListGuard {
+        let spacer_guard = PageListGuard {
             pages: &mut spacers,
             mode: CacheMode::Cached,
         };
@@ -222,10 +222,15 @@ impl PinnedPages {
     /// It is made non-expandable and left out of core dumps. Every inserted page takes a
     /// reference, so the memory stays valid for as long as it is mapped.
     pub fn map_to_user(&self, vma: &VmArea) -> Result {
+        self.map_pages_to_user(vma, vma.pgoff())
+    }
+
+    /// As [`Self::map_to_user`], but the area starts at page `first` of the region whatever its
+    /// file offset (for a driver that maps several objects at fixed offsets of one file).
+    pub fn map_pages_to_user(&self, vma: &VmArea, first: usize) -> Result {
         if vma.flags() & vma::flags::SHARED == 0 {
             return Err(EINVAL);
         }
-        let first = vma.pgoff();
         let count = vma.len() >> PAGE_SHIFT;
         let last = first.checked_add(count).ok_or(EINVAL)?;
         if count == 0 || last > self.pages.len() {

@@ -25,6 +25,8 @@ pub mod flags {
     pub const DONTEXPAND: Flags = bindings::VM_DONTEXPAND as Flags;
     /// The mapping is left out of core dumps.
     pub const DONTDUMP: Flags = bindings::VM_DONTDUMP as Flags;
+    /// `mprotect()` may add write permission.
+    pub const MAYWRITE: Flags = bindings::VM_MAYWRITE as Flags;
     /// The mapping is not copied into a child on `fork()`.
     pub const DONTCOPY: Flags = bindings::VM_DONTCOPY as Flags;
 }
@@ -101,6 +103,38 @@ impl VmArea {
     pub fn set_flags(&self, flags: flags::Flags) {
         // SAFETY: the mmap lock is held for writing (type invariant), as `vm_flags_set` needs.
         unsafe { bindings::vm_flags_set(self.raw(), flags) };
+    }
+
+    /// Clears `flags` in the area's flags (e.g. [`flags::MAYWRITE`] for a read-only mapping).
+    pub fn clear_flags(&self, flags: flags::Flags) {
+        // SAFETY: the mmap lock is held for writing (type invariant), as `vm_flags_clear` needs.
+        unsafe { bindings::vm_flags_clear(self.raw(), flags) };
+    }
+
+    /// Maps the physical range `phys..phys + self.len()` (device memory, not page-allocator
+    /// pages) over the whole area with caching `mode` (`remap_pfn_range()`).
+    ///
+    /// # Safety
+    ///
+    /// The range must be memory the caller owns for as long as the mapping can exist (for device
+    /// memory: until the device is gone and every mapping zapped), and `mode` must match the
+    /// kernel's mappings of it.
+    pub unsafe fn remap_phys(&self, phys: u64, mode: CacheMode) -> Result {
+        if phys & ((1 << PAGE_SHIFT) - 1) != 0 {
+            return Err(EINVAL);
+        }
+        self.set_cache_mode(mode);
+        // SAFETY: the mmap lock is held for writing (type invariant); the range is the
+        // caller's by the safety requirements; `remap_pfn_range` checks the area bounds.
+        to_result(unsafe {
+            bindings::remap_pfn_range(
+                self.raw(),
+                self.start() as _,
+                (phys >> PAGE_SHIFT) as _,
+                self.len() as _,
+                (*self.raw()).vm_page_prot,
+            )
+        })
     }
 
     /// Makes pages inserted from now on use `mode` for caching.

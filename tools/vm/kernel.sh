@@ -53,7 +53,9 @@ fi
 SRC="$DIR/src"
 mkdir -p "$DIR"
 if [ ! -d "$SRC" ]; then
-	seed=$(ls -dt "$CACHE"/kernel-"$KERNEL_VERSION"-*/src 2>/dev/null | grep -v "^$SRC\$" | head -n1 || true)
+	# Only a finished build is a good seed: an interrupted one may hold truncated objects.
+	seed=$(ls -dt "$CACHE"/kernel-"$KERNEL_VERSION"-*/.done 2>/dev/null | sed 's|/\.done$|/src|' |
+		grep -v "^$SRC\$" | head -n1 || true)
 	if [ -n "$seed" ]; then
 		log "seeding $DIR from $(dirname "$seed")"
 		cp -a --reflink=auto "$seed" "$SRC.tmp"

@@ -9,9 +9,9 @@ use ccm_devmodel::abi::{
     MD_FLAG_FINAL,
 };
 use ccm_devmodel::dma_plan::{
-    metadata_record_bytes, metadata_record_from_bytes, ArrayBuffers, BatchRequests, DmaExecutor, DmaRequest,
-    ExecError, ExecStats, Next, PlanError, RegionError, RegionLayout, Reservation, ResultRecord,
-    Ring, SegAddr, Shortfall, Step, Steps,
+    metadata_record_bytes, metadata_record_from_bytes, ArrayBuffers, BatchRequests, DmaExecutor,
+    DmaRequest, ExecError, ExecStats, Next, PlanError, RegionError, RegionLayout, Reservation,
+    ResultRecord, Ring, SegAddr, Shortfall, Step, Steps,
 };
 use ccm_devmodel::latency::{LatencyModel, Operation};
 use ccm_devmodel::proto::batcher::{

@@ -10,15 +10,17 @@
 //! `dev_mem_size` bytes). `drivers/cxl_ccm` binds to those devices through the ABI alone, as it
 //! would to a PCI function.
 //!
-//! Implemented: discovery, the window layout, the register block reset state (identification,
-//! limits), the device control loop (`dev_ctrl` enable → `DEV_STATUS_READY`, heartbeat), removal. Not yet: the near-memory engine, the DMA executor and
-//! the latency model (their pure logic lives in `model/`); until they land the device
-//! advertises no offload mode and no kernel in its capability registers.
+//! Each device runs one engine thread ([`engine`]): it follows `dev_ctrl`, enables tenants from
+//! their registers and shadowed descriptor tables, takes launch packets from device memory, runs
+//! `KERNEL_STREAM_XFORM` chunk by chunk ([`tenant`]), and back-streams the results into the
+//! tenant's host region ([`host_dma`]), paying the latency model's delays ([`pacer`]). It serves
+//! `MODE_AXLE` with out-of-order and in-order streaming; the other modes and kernels are not
+//! advertised.
 
 use core::sync::atomic::Ordering;
 use kernel::{
     device::Device,
-    kthread::{self, KThread},
+    kthread::KThread,
     memremap::{MapMode, MemRemap},
     module_param,
     platform::{self, MemResource, OwnedPlatformDevice},
@@ -37,6 +39,11 @@ pub mod model;
 /// The AXLE ring protocol, shared with the driver.
 #[path = "../../../drivers/cxl_ccm/proto/mod.rs"]
 pub mod proto;
+
+mod engine;
+mod host_dma;
+mod pacer;
+mod tenant;
 
 use model::latency::{LatencyModel, Param};
 
@@ -71,6 +78,13 @@ module_param!(
     name: "max_devices",
     perm: 0o444,
     desc: "attach to at most this many mock memdevs (0: every one that fits in the window)"
+);
+
+module_param!(
+    static ROUND_ROBIN: bool = true,
+    name: "round_robin",
+    perm: 0o444,
+    desc: "schedule the chunks of a tenant's launches round-robin (AXLE Table III); false: FIFO"
 );
 
 module_param!(
@@ -143,6 +157,12 @@ fn latency_model() -> Result<LatencyModel> {
 const REGISTER_SLICE: u64 = 128 << 10;
 const _: () = assert!(abi::REGISTER_BLOCK_SIZE as u64 <= REGISTER_SLICE);
 const MIB2: u64 = 2 << 20;
+/// Scatter-gather segments a tenant's descriptor table may hold.
+const MAX_SEGMENTS: u32 = 1024;
+/// Ring capacity limit the device advertises.
+const MAX_RING_SLOTS: u32 = 1 << 16;
+/// The tenant windows sit at the start of device memory; partitions follow.
+const WINDOWS_END: u64 = abi::TENANT_WINDOW_SIZE * abi::MAX_TENANTS as u64;
 
 /// One software device.
 struct CcmDevice {
@@ -150,36 +170,7 @@ struct CcmDevice {
     // runs and the registers are still mapped.
     _pdev: OwnedPlatformDevice,
     _engine: KThread,
-    _regs: Arc<MemRemap>,
     _parent: ARef<Device>,
-}
-
-/// The device's control loop: follows `dev_ctrl` into `dev_status` and beats the heartbeat
-/// while ready. (Tenant service joins this loop with the data plane.)
-fn engine(regs: Arc<MemRemap>) -> i32 {
-    let (Ok(ctrl), Ok(status), Ok(heartbeat)) = (
-        regs.atomic_u32(abi::REG_DEV_CTRL),
-        regs.atomic_u32(abi::REG_DEV_STATUS),
-        regs.atomic_u32(abi::REG_HEARTBEAT),
-    ) else {
-        return -(kernel::bindings::EINVAL as i32);
-    };
-    while !kthread::should_stop() {
-        // Acquire: what the host wrote before enabling is visible once the bit is.
-        let enabled = ctrl.load(Ordering::Acquire) & abi::DEV_CTRL_ENABLE != 0;
-        let ready = status.load(Ordering::Relaxed) & abi::DEV_STATUS_READY != 0;
-        if enabled {
-            if !ready {
-                status.store(abi::DEV_STATUS_READY, Ordering::Release);
-            }
-            heartbeat.fetch_add(1, Ordering::Release);
-        } else if ready {
-            status.store(0, Ordering::Release);
-        }
-        // One jiffy (at most 10 ms for HZ >= 100), the heartbeat period the ABI promises.
-        kthread::schedule_timeout_interruptible(1);
-    }
-    0
 }
 
 /// Writes the register block's reset state.
@@ -193,17 +184,17 @@ fn reset(regs: &MemRemap, mem_size: u64) -> Result {
     let r32 = |o: usize, v: u32| regs.atomic_u32(o).map(|r| r.store(v, Ordering::Relaxed));
     let r64 = |o: usize, v: u64| regs.atomic_u64(o).map(|r| r.store(v, Ordering::Relaxed));
     r32(abi::REG_VERSION, abi::ABI_VERSION)?;
-    // No offload mode and no kernel until the engine and the DMA executor exist.
-    r64(abi::REG_CAPS, 0)?;
-    r64(abi::REG_KERNELS, 0)?;
+    // AXLE, streamed out of order or in order; one kernel.
+    r64(abi::REG_CAPS, abi::CAP_MODE_AXLE | abi::CAP_IN_ORDER)?;
+    r64(abi::REG_KERNELS, 1 << abi::KERNEL_STREAM_XFORM)?;
     r64(abi::REG_MEM_SIZE, mem_size)?;
     r64(abi::REG_TENANT_WINDOWS, 0)?;
     r32(abi::REG_MAX_TENANTS, abi::MAX_TENANTS)?;
     r32(abi::REG_LAUNCH_SLOTS, abi::LAUNCH_SLOTS)?;
     r32(abi::REG_MIN_SLOT_SIZE, abi::MIN_SLOT_SIZE)?;
     r32(abi::REG_MAX_SLOT_SIZE, abi::MAX_SLOT_SIZE)?;
-    r32(abi::REG_MAX_RING_SLOTS, 1 << 16)?;
-    r32(abi::REG_MAX_SEGMENTS, 256)?;
+    r32(abi::REG_MAX_RING_SLOTS, MAX_RING_SLOTS)?;
+    r32(abi::REG_MAX_SEGMENTS, MAX_SEGMENTS)?;
     // Not ready until the host enables the device (see `engine`).
     r32(abi::REG_DEV_STATUS, 0)?;
     // The magic last, with release: a driver that sees it sees the rest.
@@ -214,8 +205,6 @@ fn reset(regs: &MemRemap, mem_size: u64) -> Result {
 
 struct CcmDevModule {
     devices: KVec<CcmDevice>,
-    // Charged by the engine once it lands; validated at load so bad values fail early.
-    _latency: LatencyModel,
 }
 
 impl kernel::Module for CcmDevModule {
@@ -257,8 +246,17 @@ impl kernel::Module for CcmDevModule {
             };
             let regs = Arc::new(MemRemap::new(regs_res, MapMode::WriteBack)?, GFP_KERNEL)?;
             reset(&regs, mem)?;
-            let engine_regs = regs.clone();
-            let engine = KThread::spawn(kernel::fmt!("cxl_ccm.{i}"), move || engine(engine_regs))?;
+            let dev_mem = Arc::new(MemRemap::new(mem_res, MapMode::WriteBack)?, GFP_KERNEL)?;
+            let cfg = engine::EngineConfig {
+                regs,
+                mem: dev_mem,
+                latency,
+                round_robin: ROUND_ROBIN.get(),
+                windows_end: WINDOWS_END,
+                max_segments: MAX_SEGMENTS,
+                name: i as u32,
+            };
+            let engine = KThread::spawn(kernel::fmt!("cxl_ccm.{i}"), move || engine::run(cfg))?;
             let pdev = OwnedPlatformDevice::register(
                 kernel::c_str!("cxl_ccm"),
                 i as i32,
@@ -275,7 +273,6 @@ impl kernel::Module for CcmDevModule {
                 CcmDevice {
                     _pdev: pdev,
                     _engine: engine,
-                    _regs: regs,
                     _parent: parent,
                 },
                 GFP_KERNEL,
@@ -287,10 +284,7 @@ impl kernel::Module for CcmDevModule {
             );
             return Err(ENODEV);
         }
-        Ok(Self {
-            devices,
-            _latency: latency,
-        })
+        Ok(Self { devices })
     }
 }
 

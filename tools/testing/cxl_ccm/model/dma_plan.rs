@@ -1315,12 +1315,13 @@ where
         };
         let records = end + 1;
         let slot_size = self.layout.slot_size();
-        let (slots, bytes) = self.buf.records()[..records]
-            .iter()
-            .fold((0u32, 0u32), |(s, b), r| {
-                // Cannot overflow: a closed batch is within one SF (a `u32` of bytes).
-                (s + slots_for(r.length, slot_size), b + r.length)
-            });
+        let (slots, bytes) =
+            self.buf.records()[..records]
+                .iter()
+                .fold((0u32, 0u32), |(s, b), r| {
+                    // Cannot overflow: a closed batch is within one SF (a `u32` of bytes).
+                    (s + slots_for(r.length, slot_size), b + r.length)
+                });
         // Cannot truncate: `records <= Q` and `records <= max_records`, a `u32`.
         let records = records as u32;
         if !self.payload.can_reserve(slots) || !self.metadata.can_reserve(records) {

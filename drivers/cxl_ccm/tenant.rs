@@ -1,0 +1,967 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One tenant: an open file of `/dev/cxl_ccmN` after `CONFIGURE`.
+//!
+//! A tenant owns a DMA region in host memory (pinned pages, write-combining, physically
+//! scattered on purpose) holding the ring headers, the metadata ring and the payload ring; its
+//! scatter-gather list is shadowed into device memory as a descriptor table (AXLE §IV-D). It
+//! also owns a partition of device memory: the descriptor table, the input buffer user space
+//! maps, and the output buffer the device computes into.
+//!
+//! Host side of the protocol (`proto/`): [`TenantCore::scan`] loads the metadata tail with
+//! acquire, checks every new record's `seq` and tells the [`GapHead`] which payload slots were
+//! received; `RELEASE` releases payload slots in any order, moves the metadata head, and stores
+//! heads into the device's credit line (a CXL.mem store, release-ordered after the reads of the
+//! released slots) when the [`HeadPublisher`] policy says so. The poller thread polls the tail
+//! at the configured interval while someone waits (`WAIT`, `poll()`), and wakes them.
+//!
+//! Teardown: the tenant is disabled in the device (`ctrl` cleared) and the driver waits until
+//! the device acknowledges (`status` cleared) before unmapping and freeing the region. If the
+//! device never acknowledges, the region is leaked rather than freed under a DMA.
+
+use core::mem::{offset_of, size_of};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use kernel::{
+    cache_mode::CacheMode,
+    dma_sg::{DataDirection, DmaSgTable},
+    kthread::{self, KThread},
+    new_mutex, new_wait_queue,
+    pinned_pages::PinnedPages,
+    pr_warn_ratelimited,
+    prelude::*,
+    shared_mem::SharedMem,
+    sync::{Arc, Mutex},
+    uaccess::UserSlice,
+    vma::{self, VmArea},
+    wait::{WaitOutcome, WaitQueue},
+};
+
+use crate::abi::{self, DescriptorTable, DmaSegment, LaunchPacket, RingHeaders};
+use crate::proto::credit::{HeadPublisher, PublishPolicy};
+use crate::proto::gap_head::{bitmap_words, GapHead};
+use crate::proto::ring::RingIndex;
+use crate::proto::tenant_config::{TenantConfig, PAGE_BYTES};
+use crate::{errno, uapi, CcmDev, Hw, TenantNumber};
+
+/// The ring headers occupy the region's first page.
+const HEADERS_BYTES: u64 = PAGE_BYTES;
+
+/// Where a tenant's objects are, in its region and in device memory.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    /// Region offsets.
+    pub(crate) metadata_offset: u64,
+    pub(crate) payload_offset: u64,
+    pub(crate) region_bytes: u64,
+    /// Device-memory offsets of the partition and its parts.
+    pub(crate) part_base: u64,
+    pub(crate) part_size: u64,
+    pub(crate) desc_table: u64,
+    pub(crate) input: u64,
+    pub(crate) output: u64,
+    pub(crate) input_bytes: u64,
+    /// Device-memory offset of the tenant window.
+    pub(crate) window: u64,
+}
+
+impl Layout {
+    fn new(dev: &CcmDev, index: u32, cfg: &TenantConfig) -> Layout {
+        let p = dev.partitions();
+        let part_base = p.base + u64::from(index) * p.share;
+        let metadata_offset = HEADERS_BYTES;
+        let payload_offset = metadata_offset + cfg.metadata_ring_bytes;
+        Layout {
+            metadata_offset,
+            payload_offset,
+            region_bytes: payload_offset + cfg.payload_ring_bytes,
+            part_base,
+            part_size: p.share,
+            desc_table: part_base,
+            input: part_base + p.desc_area,
+            output: part_base + p.desc_area + p.max_input,
+            input_bytes: cfg.input_bytes,
+            window: abi::tenant_window_offset(dev.id.tenant_windows, index),
+        }
+    }
+
+    fn launch_slot(&self, tag: u32) -> usize {
+        (self.window as usize)
+            + abi::TWIN_LAUNCH
+            + abi::launch_slot(tag) as usize * size_of::<LaunchPacket>()
+    }
+
+    fn credit(&self) -> usize {
+        self.window as usize + abi::TWIN_CREDIT
+    }
+}
+
+/// Counters of the tenant, kept by the driver.
+#[derive(Clone, Copy, Default)]
+struct Counters {
+    launched: u64,
+    completed: u64,
+    polls: u64,
+    empty_polls: u64,
+    published: u64,
+    errors: u64,
+}
+
+/// Device counters at the last `STATS_RESET`.
+#[derive(Clone, Copy, Default)]
+struct DeviceBaseline {
+    records: u64,
+    payload_bytes: u64,
+    credit_stalls: u64,
+    dma_batches: u64,
+}
+
+/// The gap head's bitmap on the heap (6.12's `KVec` has no `AsRef<[T]>`).
+struct Bitmap(KVec<u64>);
+
+impl AsRef<[u64]> for Bitmap {
+    fn as_ref(&self) -> &[u64] {
+        &self.0
+    }
+}
+
+impl AsMut<[u64]> for Bitmap {
+    fn as_mut(&mut self) -> &mut [u64] {
+        &mut self.0
+    }
+}
+
+/// The host side of the rings, under the tenant lock.
+struct RingState {
+    gap: GapHead<Bitmap>,
+    /// The metadata head user space released (`RELEASE_METADATA`).
+    md_head: RingIndex,
+    /// Every record before this one was checked and its payload received.
+    scanned: RingIndex,
+    md_pub: HeadPublisher,
+    pl_pub: HeadPublisher,
+    counters: Counters,
+    baseline: DeviceBaseline,
+    /// A record failed its checks: the device broke the protocol. Sticky.
+    broken: bool,
+}
+
+/// What the poller and the file share.
+#[pin_data]
+pub(crate) struct TenantCore {
+    region: Arc<PinnedPages>,
+    cfg: TenantConfig,
+    layout: Layout,
+    #[pin]
+    state: Mutex<RingState>,
+    #[pin]
+    wq: WaitQueue,
+    /// The next launch tag; held across a launch, so tags reach the device in order and a
+    /// failed launch consumes none.
+    #[pin]
+    launch: Mutex<u32>,
+    /// `scanned`, readable without the lock (for wait conditions).
+    scanned: AtomicU32,
+    /// Someone waits: the poller polls.
+    armed: AtomicBool,
+}
+
+fn slots_for(length: u32, slot_size: u32) -> u32 {
+    length.div_ceil(slot_size)
+}
+
+impl TenantCore {
+    fn headers_u32(&self, off: usize) -> Result<&AtomicU32> {
+        self.region.atomic_u32(off)
+    }
+
+    /// Checks the records the device published since the last scan; returns how many.
+    fn scan(&self) -> Result<u32> {
+        let mut st = self.state.lock();
+        self.scan_locked(&mut st)
+    }
+
+    fn scan_locked(&self, st: &mut RingState) -> Result<u32> {
+        if st.broken {
+            return Err(EIO);
+        }
+        let tail_at = offset_of!(RingHeaders, metadata);
+        // Acquire: pairs with the device's barrier before the tail; the records are visible.
+        let tail = RingIndex::new(self.headers_u32(tail_at)?.load(Ordering::Acquire));
+        st.counters.polls += 1;
+        let new = tail.distance_from(st.scanned);
+        if new == 0 {
+            st.counters.empty_polls += 1;
+            return Ok(0);
+        }
+        let md = self.cfg.metadata;
+        if new > md.capacity() || tail.distance_from(st.md_head) > md.capacity() {
+            return self.fail(st, "metadata tail beyond the ring");
+        }
+        let slot_size = self.cfg.streaming_factor.slot_size();
+        for _ in 0..new {
+            let idx = st.scanned;
+            let at = self.layout.metadata_offset as usize
+                + md.slot(idx) as usize * abi::METADATA_RECORD_SIZE as usize;
+            let mut raw = [0u8; abi::METADATA_RECORD_SIZE as usize];
+            self.region.read_bytes(at, &mut raw)?;
+            let word = |o: usize| u32::from_le_bytes([raw[o], raw[o + 1], raw[o + 2], raw[o + 3]]);
+            let seq = word(offset_of!(abi::MetadataRecord, seq));
+            let payload_index = word(offset_of!(abi::MetadataRecord, payload_index));
+            let length = word(offset_of!(abi::MetadataRecord, length));
+            let flags = u16::from_le_bytes([raw[0x1C], raw[0x1D]]);
+            if seq != idx.raw() {
+                // A stale or torn record: the fences failed somewhere.
+                return self.fail(st, "record with a wrong sequence number");
+            }
+            if length > 0 {
+                let end = RingIndex::new(payload_index).wrapping_add(slots_for(length, slot_size));
+                if st.gap.receive(end).is_err() {
+                    return self.fail(st, "record names payload slots out of order");
+                }
+            }
+            if flags & abi::MD_FLAG_FINAL != 0 {
+                st.counters.completed += 1;
+            }
+            st.scanned = idx.wrapping_add(1);
+        }
+        self.scanned.store(st.scanned.raw(), Ordering::Release);
+        Ok(new)
+    }
+
+    fn fail(&self, st: &mut RingState, what: &str) -> Result<u32> {
+        st.broken = true;
+        st.counters.errors += 1;
+        pr_warn_ratelimited!("tenant: device broke the ring protocol: {}\n", what);
+        Err(EIO)
+    }
+
+    /// Records ready after `head`, from the last scan.
+    fn ready_after(&self, head: u32) -> u32 {
+        RingIndex::new(self.scanned.load(Ordering::Acquire)).distance_from(RingIndex::new(head))
+    }
+
+    /// Stores a head into the credit line: a CXL.mem store.
+    fn store_head(&self, hw: &Hw, metadata: bool, head: RingIndex) -> Result {
+        let at = self.layout.credit() + if metadata { 0 } else { 4 };
+        // Release: the reads of the released slots happen before the device may reuse them.
+        hw.mem.atomic_u32(at)?.store(head.raw(), Ordering::Release);
+        Ok(())
+    }
+}
+
+/// The poller thread: polls the metadata tail at the tenant's interval while someone waits.
+fn poller(core: Arc<TenantCore>) -> i32 {
+    let interval_us = core.cfg.poll_interval_ns / 1000;
+    while !kthread::should_stop() {
+        if !core.armed.load(Ordering::Acquire) {
+            // Woken by `arm()`; the timeout only bounds a lost wake-up.
+            kthread::schedule_timeout_interruptible(usize::MAX >> 1);
+            continue;
+        }
+        match core.scan() {
+            Ok(0) => {}
+            Ok(_) | Err(_) => {
+                core.armed.store(false, Ordering::Release);
+                core.wq.wake_all();
+            }
+        }
+        if interval_us == 0 {
+            // Busy polling, as configured; still let others run.
+            kthread::cond_resched();
+        } else {
+            kthread::usleep_range(interval_us, interval_us + interval_us / 4);
+        }
+    }
+    0
+}
+
+/// A configured tenant, owned by its open file.
+pub(crate) struct Tenant {
+    index: u32,
+    dev: Arc<CcmDev>,
+    core: Arc<TenantCore>,
+    poller: Option<KThread>,
+    sg: Option<DmaSgTable>,
+    /// Dropped after the teardown: the number is reused only once the device let go.
+    _number: TenantNumber,
+}
+
+/// The result of `CONFIGURE` for the caller.
+pub(crate) struct Configured {
+    pub(crate) tenant: Arc<Tenant>,
+    pub(crate) out: uapi::Configure,
+}
+
+impl Tenant {
+    /// Sets tenant `index` up on the device and enables it.
+    pub(crate) fn configure(
+        dev: &Arc<CcmDev>,
+        number: TenantNumber,
+        cfg: TenantConfig,
+        arg: &uapi::Configure,
+    ) -> Result<Configured> {
+        let index = number.index;
+        let layout = Layout::new(dev, index, &cfg);
+        let pages = (layout.region_bytes / PAGE_BYTES) as usize;
+        if pages > dev.id.max_segments as usize {
+            pr_warn_ratelimited!(
+                "CONFIGURE: rings of {} pages exceed the device's {} DMA segments\n",
+                pages,
+                dev.id.max_segments
+            );
+            return Err(EINVAL);
+        }
+        let region = Arc::new(
+            PinnedPages::alloc_scattered(pages, -1, CacheMode::WriteCombining)?,
+            GFP_KERNEL,
+        )?;
+        let base = RingIndex::new(arg.index_base);
+        let md = cfg.metadata;
+        let pl = cfg.payload;
+        write_headers(&region, &cfg, arg.index_base)?;
+        let sg = DmaSgTable::map(&dev.dma_dev, region.clone(), DataDirection::FromDevice)?;
+        let segs = sg.segments()?;
+        if segs.len() > dev.id.max_segments as usize {
+            return Err(EINVAL);
+        }
+        let gap = GapHead::new(
+            pl,
+            Bitmap(KVec::from_elem(
+                0u64,
+                bitmap_words(pl.capacity()),
+                GFP_KERNEL,
+            )?),
+            base,
+        )
+        .map_err(|_| EINVAL)?;
+        // Publish a quarter ring at a time, and whenever everything received is released.
+        let policy = |cap: u32| PublishPolicy::Batched {
+            threshold: (cap / 4).max(1),
+        };
+        let state = RingState {
+            gap,
+            md_head: base,
+            scanned: base,
+            md_pub: HeadPublisher::new(md, policy(md.capacity()), base).map_err(|_| EINVAL)?,
+            pl_pub: HeadPublisher::new(pl, policy(pl.capacity()), base).map_err(|_| EINVAL)?,
+            counters: Counters::default(),
+            baseline: DeviceBaseline::default(),
+            broken: false,
+        };
+        let core = Arc::pin_init(
+            pin_init!(TenantCore {
+                region,
+                cfg,
+                layout,
+                state <- new_mutex!(state),
+                wq <- new_wait_queue!(),
+                launch <- new_mutex!(arg.index_base),
+                scanned: AtomicU32::new(arg.index_base),
+                armed: AtomicBool::new(false),
+            }),
+            GFP_KERNEL,
+        )?;
+        let mut tenant = Tenant {
+            index,
+            dev: dev.clone(),
+            core: core.clone(),
+            poller: None,
+            sg: Some(sg),
+            _number: number,
+        };
+        // From here on, dropping `tenant` disables it in the device and frees safely.
+        tenant.enable(&segs, arg)?;
+        let poll_core = core.clone();
+        tenant.poller = Some(KThread::spawn(
+            kernel::fmt!("cxl_ccm_poll/{}", index),
+            move || poller(poll_core),
+        )?);
+        let out = uapi::Configure {
+            tenant: index,
+            headers_size: HEADERS_BYTES,
+            metadata_ring_size: cfg.metadata_ring_bytes,
+            payload_ring_size: cfg.payload_ring_bytes,
+            ..*arg
+        };
+        Ok(Configured {
+            tenant: Arc::new(tenant, GFP_KERNEL)?,
+            out,
+        })
+    }
+
+    /// Shadows the descriptors, programs the tenant registers and enables the tenant.
+    fn enable(&self, segs: &[kernel::dma_sg::DmaSegment], arg: &uapi::Configure) -> Result {
+        let hw_guard = self.dev.hw.lock();
+        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let l = &self.core.layout;
+        let cfg = &self.core.cfg;
+        let count = u32::try_from(segs.len()).map_err(|_| EINVAL)?;
+        let table = DescriptorTable {
+            magic: abi::DESCRIPTOR_MAGIC,
+            segment_count: count,
+            region_size: l.region_bytes,
+            headers_offset: 0,
+            metadata_offset: l.metadata_offset,
+            payload_offset: l.payload_offset,
+            reserved: [0; 3],
+        };
+        let at = l.desc_table as usize;
+        hw.mem.write_bytes(at, &descriptor_table_bytes(&table))?;
+        for (i, s) in segs.iter().enumerate() {
+            let seg = DmaSegment {
+                bus_addr: s.bus_addr,
+                len: s.len,
+                flags: if i + 1 == segs.len() {
+                    abi::DMA_SEG_LAST
+                } else {
+                    0
+                },
+            };
+            let off = at + size_of::<DescriptorTable>() + i * size_of::<DmaSegment>();
+            hw.mem.write_bytes(off, &dma_segment_bytes(&seg))?;
+        }
+        // The credit line starts at the ring bases: a previous tenant's heads would look like
+        // credit beyond the tail.
+        hw.mem
+            .atomic_u32(l.credit())?
+            .store(arg.index_base, Ordering::Relaxed);
+        hw.mem
+            .atomic_u32(l.credit() + 4)?
+            .store(arg.index_base, Ordering::Relaxed);
+        let t = abi::tenant_regs_offset(self.index);
+        let w32 = |o: usize, v: u32| {
+            hw.regs
+                .atomic_u32(t + o)
+                .map(|r| r.store(v, Ordering::Relaxed))
+        };
+        let w64 = |o: usize, v: u64| {
+            hw.regs
+                .atomic_u64(t + o)
+                .map(|r| r.store(v, Ordering::Relaxed))
+        };
+        w32(abi::TREG_MODE, cfg.mode)?;
+        w32(abi::TREG_SLOT_SIZE, cfg.streaming_factor.slot_size())?;
+        w32(abi::TREG_STREAMING_FACTOR, cfg.streaming_factor.bytes())?;
+        w32(abi::TREG_METADATA_SLOTS, cfg.metadata.capacity())?;
+        w32(abi::TREG_PAYLOAD_SLOTS, cfg.payload.capacity())?;
+        w32(
+            abi::TREG_STREAMING_ORDER,
+            if cfg.in_order {
+                abi::ORDER_IN_ORDER
+            } else {
+                abi::ORDER_OUT_OF_ORDER
+            },
+        )?;
+        w32(abi::TREG_INDEX_BASE, arg.index_base)?;
+        w64(abi::TREG_MEM_BASE, l.part_base)?;
+        w64(abi::TREG_MEM_SIZE, l.part_size)?;
+        w64(abi::TREG_DESC_TABLE, l.desc_table)?;
+        w32(abi::TREG_DESC_COUNT, count)?;
+        // Release: the configuration, the table and the headers before the enable bit.
+        hw.regs
+            .atomic_u32(t + abi::TREG_CTRL)?
+            .store(abi::TENANT_CTRL_ENABLE, Ordering::Release);
+        let status = hw.regs.atomic_u32(t + abi::TREG_STATUS)?;
+        let settled = abi::TENANT_STATUS_ENABLED | abi::TENANT_STATUS_ERROR;
+        crate::wait_until(1000, || status.load(Ordering::Acquire) & settled != 0);
+        let st = status.load(Ordering::Acquire);
+        if st & abi::TENANT_STATUS_ENABLED != 0 {
+            return Ok(());
+        }
+        let code = hw
+            .regs
+            .atomic_u32(t + abi::TREG_ERROR)?
+            .load(Ordering::Relaxed);
+        if st & abi::TENANT_STATUS_ERROR != 0 {
+            pr_warn_ratelimited!(
+                "CONFIGURE: the device refused the tenant (status {})\n",
+                code
+            );
+            Err(EINVAL)
+        } else {
+            pr_err!(
+                "tenant {}: the device did not enable it within 1 s\n",
+                self.index
+            );
+            Err(errno(kernel::bindings::ETIMEDOUT))
+        }
+    }
+
+    /// Disables the tenant in the device and waits for the acknowledgement; `false` if the
+    /// device never acknowledged (its DMA may still be live).
+    fn disable(&self) -> bool {
+        let hw_guard = self.dev.hw.lock();
+        // Unbound: the device was disabled as a whole and acknowledged it.
+        let Some(hw) = hw_guard.as_ref() else {
+            return true;
+        };
+        let t = abi::tenant_regs_offset(self.index);
+        let (Ok(ctrl), Ok(status)) = (
+            hw.regs.atomic_u32(t + abi::TREG_CTRL),
+            hw.regs.atomic_u32(t + abi::TREG_STATUS),
+        ) else {
+            return false;
+        };
+        ctrl.store(0, Ordering::Release);
+        crate::wait_until(1000, || status.load(Ordering::Acquire) == 0)
+    }
+
+    fn core(&self) -> &TenantCore {
+        &self.core
+    }
+
+    /// `CXL_CCM_IOC_LAUNCH`.
+    pub(crate) fn launch(&self, arg: &uapi::Launch) -> Result<u32> {
+        if arg.flags & !uapi::LAUNCH_SYNC != 0 || arg.reserved != [0; 2] {
+            pr_warn_ratelimited!("LAUNCH: unknown flags or nonzero reserved fields\n");
+            return Err(EINVAL);
+        }
+        if arg.flags & uapi::LAUNCH_SYNC != 0 && self.core.cfg.mode != abi::MODE_BS {
+            pr_warn_ratelimited!("LAUNCH: SYNC is for bulk-synchronous tenants\n");
+            return Err(EINVAL);
+        }
+        if arg.kernel_id >= u32::from(abi::KERNEL_ID_LIMIT)
+            || self.dev.id.kernels & (1 << arg.kernel_id) == 0
+        {
+            pr_warn_ratelimited!("LAUNCH: kernel {} is not implemented\n", arg.kernel_id);
+            return Err(EINVAL);
+        }
+        if arg.arg_size > abi::MAX_ARG_SIZE {
+            pr_warn_ratelimited!(
+                "LAUNCH: arg_size {} above {}\n",
+                arg.arg_size,
+                abi::MAX_ARG_SIZE
+            );
+            return Err(EINVAL);
+        }
+        let l = self.core.layout;
+        let in_range = arg
+            .input_offset
+            .checked_add(arg.input_size)
+            .is_some_and(|end| end <= l.input_bytes);
+        let Ok(input_size) = u32::try_from(arg.input_size) else {
+            return Err(EINVAL);
+        };
+        if !in_range {
+            pr_warn_ratelimited!(
+                "LAUNCH: input {}+{} outside the {}-byte input buffer\n",
+                arg.input_offset,
+                arg.input_size,
+                l.input_bytes
+            );
+            return Err(EINVAL);
+        }
+        let mut next_tag = self.core.launch.lock();
+        let tag = *next_tag;
+        self.wait_launch_slot(tag)?;
+        let packet = LaunchPacket {
+            tag,
+            // Cannot truncate: checked against KERNEL_ID_LIMIT and MAX_ARG_SIZE above.
+            kernel_id: arg.kernel_id as u16,
+            flags: arg.flags as u16,
+            tenant: self.index as u16,
+            arg_size: arg.arg_size as u16,
+            input_size,
+            input_base: l.input + arg.input_offset,
+            output_base: l.output + arg.input_offset,
+            args: arg.args,
+        };
+        let bytes = launch_packet_bytes(&packet);
+        let hw_guard = self.dev.hw.lock();
+        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let slot = l.launch_slot(tag);
+        // The packet, then the tag: the device acquires the tag and then reads the packet.
+        hw.mem.write_bytes(slot + 4, &bytes[4..])?;
+        hw.mem.atomic_u32(slot)?.store(tag, Ordering::Release);
+        drop(hw_guard);
+        *next_tag = tag.wrapping_add(1);
+        drop(next_tag);
+        self.core.state.lock().counters.launched += 1;
+        Ok(tag)
+    }
+
+    /// Blocks while every launch slot holds a packet the device has not taken.
+    fn wait_launch_slot(&self, tag: u32) -> Result {
+        let head_at = offset_of!(RingHeaders, launch);
+        let head = self.core.headers_u32(head_at)?;
+        let free = || {
+            let h = RingIndex::new(head.load(Ordering::Acquire));
+            RingIndex::new(tag).distance_from(h) < abi::LAUNCH_SLOTS
+        };
+        while !free() {
+            if self.tenant_error()?.is_some() {
+                return Err(EIO);
+            }
+            // The device takes packets within microseconds unless it is stalled for credit.
+            self.core.wq.wait_interruptible_timeout(Some(1), free)?;
+        }
+        Ok(())
+    }
+
+    /// The device's error code if it stopped serving this tenant.
+    fn tenant_error(&self) -> Result<Option<u32>> {
+        let hw_guard = self.dev.hw.lock();
+        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let t = abi::tenant_regs_offset(self.index);
+        let st = hw
+            .regs
+            .atomic_u32(t + abi::TREG_STATUS)?
+            .load(Ordering::Acquire);
+        if st & abi::TENANT_STATUS_ERROR == 0 {
+            return Ok(None);
+        }
+        Ok(Some(
+            hw.regs
+                .atomic_u32(t + abi::TREG_ERROR)?
+                .load(Ordering::Relaxed),
+        ))
+    }
+
+    /// `CXL_CCM_IOC_RELEASE`; fills the output fields of `arg` even when it fails.
+    pub(crate) fn release(&self, arg: &mut uapi::Release) -> Result {
+        let known = uapi::RELEASE_METADATA | uapi::RELEASE_PUBLISH;
+        arg.processed = 0;
+        if arg.flags & !known != 0 || arg.reserved != [0; 2] {
+            pr_warn_ratelimited!("RELEASE: unknown flags or nonzero reserved fields\n");
+            return Err(EINVAL);
+        }
+        if arg.count > uapi::RELEASE_MAX {
+            pr_warn_ratelimited!(
+                "RELEASE: {} entries, at most {}\n",
+                arg.count,
+                uapi::RELEASE_MAX
+            );
+            return Err(EINVAL);
+        }
+        let entry = size_of::<uapi::ReleaseEntry>();
+        let mut raw = KVec::new();
+        if arg.count > 0 {
+            let ptr = usize::try_from(arg.entries).map_err(|_| EFAULT)?;
+            UserSlice::new(ptr, arg.count as usize * entry).read_all(&mut raw, GFP_KERNEL)?;
+        }
+        let core = self.core();
+        let mut st = core.state.lock();
+        core.scan_locked(&mut st)?;
+        let slot_size = core.cfg.streaming_factor.slot_size();
+        let mut result = Ok(());
+        for chunk in raw.chunks_exact(entry) {
+            let index = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+            let length = u32::from_le_bytes([chunk[4], chunk[5], chunk[6], chunk[7]]);
+            // An empty record occupies no slot: nothing to release.
+            if length > 0 {
+                let slots = slots_for(length, slot_size);
+                if let Err(e) = st.gap.release_run(RingIndex::new(index), slots) {
+                    pr_warn_ratelimited!(
+                        "RELEASE: entry {} ({}+{} bytes): {:?}\n",
+                        arg.processed,
+                        index,
+                        length,
+                        e
+                    );
+                    result = Err(EINVAL);
+                    break;
+                }
+            }
+            arg.processed += 1;
+        }
+        if result.is_ok() && arg.flags & uapi::RELEASE_METADATA != 0 {
+            let head = RingIndex::new(arg.metadata_head);
+            if head.is_before(st.md_head)
+                || head.distance_from(st.md_head) > st.scanned.distance_from(st.md_head)
+            {
+                pr_warn_ratelimited!(
+                    "RELEASE: metadata head {} outside [{}, {}]\n",
+                    arg.metadata_head,
+                    st.md_head.raw(),
+                    st.scanned.raw()
+                );
+                result = Err(EINVAL);
+            } else {
+                st.md_head = head;
+            }
+        }
+        let publish_all = arg.flags & uapi::RELEASE_PUBLISH != 0;
+        let (md_head, md_tail) = (st.md_head, st.scanned);
+        let (pl_head, pl_tail) = (st.gap.head(), st.gap.tail());
+        let md = if publish_all {
+            st.md_pub.flush(md_head)
+        } else {
+            st.md_pub.on_release(md_head, md_tail)
+        }
+        .map_err(|_| EINVAL)?;
+        let pl = if publish_all {
+            st.pl_pub.flush(pl_head)
+        } else {
+            st.pl_pub.on_release(pl_head, pl_tail)
+        }
+        .map_err(|_| EINVAL)?;
+        if md.is_some() || pl.is_some() {
+            let hw_guard = self.dev.hw.lock();
+            let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+            if let Some(h) = md {
+                core.store_head(hw, true, h)?;
+                st.counters.published += 1;
+            }
+            if let Some(h) = pl {
+                core.store_head(hw, false, h)?;
+                st.counters.published += 1;
+            }
+        }
+        arg.metadata_head_published = st.md_pub.published().raw();
+        arg.payload_head_published = st.pl_pub.published().raw();
+        result
+    }
+
+    /// Asks the poller to poll until records arrive.
+    fn arm(&self) {
+        self.core.armed.store(true, Ordering::Release);
+        if let Some(p) = &self.poller {
+            p.wake();
+        }
+    }
+
+    /// `CXL_CCM_IOC_WAIT`.
+    pub(crate) fn wait(&self, arg: &mut uapi::Wait) -> Result {
+        if arg.min_records == 0 || arg.flags != 0 || arg.reserved0 != 0 || arg.reserved != [0; 2] {
+            pr_warn_ratelimited!("WAIT: min_records must be at least 1, flags and reserved 0\n");
+            return Err(EINVAL);
+        }
+        let core = self.core();
+        {
+            let mut st = core.state.lock();
+            core.scan_locked(&mut st)?;
+            let head = RingIndex::new(arg.metadata_head);
+            if head.is_before(st.md_head)
+                || head.distance_from(st.md_head) > st.scanned.distance_from(st.md_head)
+            {
+                pr_warn_ratelimited!(
+                    "WAIT: metadata head {} is not a received record\n",
+                    arg.metadata_head
+                );
+                return Err(EINVAL);
+            }
+        }
+        let min = arg.min_records;
+        let head = arg.metadata_head;
+        let deadline = match arg.timeout_ns {
+            uapi::WAIT_FOREVER => None,
+            ns => Some(crate::pacer_now_ns().saturating_add(ns)),
+        };
+        loop {
+            // The outputs are filled in on a timeout too.
+            let ready = core.ready_after(head);
+            arg.ready = ready;
+            arg.metadata_tail = core.scanned.load(Ordering::Acquire);
+            if ready >= min {
+                return Ok(());
+            }
+            if arg.timeout_ns == 0 {
+                return Err(EAGAIN);
+            }
+            let left = match deadline {
+                None => None,
+                Some(d) => {
+                    let now = crate::pacer_now_ns();
+                    if now >= d {
+                        return Err(errno(kernel::bindings::ETIMEDOUT));
+                    }
+                    Some(crate::ns_to_jiffies(d - now))
+                }
+            };
+            if let Some(code) = self.tenant_error()? {
+                pr_warn_ratelimited!("WAIT: the device stopped the tenant (status {})\n", code);
+                return Err(EIO);
+            }
+            self.arm();
+            // Wake at least every jiffy to re-check the device and the deadline.
+            let step = left.map_or(1, |l| l.min(1));
+            if core
+                .wq
+                .wait_interruptible_timeout(Some(step), || core.ready_after(head) >= min)?
+                == WaitOutcome::Done
+            {
+                continue;
+            }
+            // A poller error leaves `broken` set: report it.
+            core.scan()?;
+        }
+    }
+
+    /// `poll()`: readable while records beyond the released metadata head are ready.
+    pub(crate) fn poll(&self, table: &kernel::wait::PollTable) -> Result<u32> {
+        let core = self.core();
+        table.register(&core.wq);
+        let mut st = core.state.lock();
+        if core.scan_locked(&mut st).is_err() {
+            return Ok(kernel::wait::POLL_ERROR);
+        }
+        if st.scanned != st.md_head {
+            return Ok(kernel::wait::POLL_READABLE);
+        }
+        drop(st);
+        self.arm();
+        Ok(0)
+    }
+
+    /// `CXL_CCM_IOC_STATS`.
+    pub(crate) fn stats(&self, arg: &mut uapi::Stats) -> Result {
+        if arg.flags & !uapi::STATS_RESET != 0 || arg.reserved != [0; 6] {
+            pr_warn_ratelimited!("STATS: unknown flags or nonzero reserved fields\n");
+            return Err(EINVAL);
+        }
+        let dev = {
+            let hw_guard = self.dev.hw.lock();
+            let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+            let t = abi::tenant_regs_offset(self.index);
+            let r = |o: usize| hw.regs.atomic_u64(t + o).map(|v| v.load(Ordering::Relaxed));
+            DeviceBaseline {
+                records: r(abi::TREG_RECORDS)?,
+                payload_bytes: r(abi::TREG_PAYLOAD_BYTES)?,
+                credit_stalls: r(abi::TREG_CREDIT_STALLS)?,
+                dma_batches: r(abi::TREG_DMA_BATCHES)?,
+            }
+        };
+        let mut st = self.core.state.lock();
+        let c = st.counters;
+        let b = st.baseline;
+        *arg = uapi::Stats {
+            flags: arg.flags,
+            tenant: self.index,
+            launched: c.launched,
+            launches_completed: c.completed,
+            records: dev.records.wrapping_sub(b.records),
+            payload_bytes: dev.payload_bytes.wrapping_sub(b.payload_bytes),
+            backpressure_waits: dev.credit_stalls.wrapping_sub(b.credit_stalls),
+            credit_stalls: dev.credit_stalls.wrapping_sub(b.credit_stalls),
+            dma_batches: dev.dma_batches.wrapping_sub(b.dma_batches),
+            polls: c.polls,
+            empty_polls: c.empty_polls,
+            credits_published: c.published,
+            errors: c.errors,
+            ..Default::default()
+        };
+        if arg.flags & uapi::STATS_RESET != 0 {
+            st.counters = Counters::default();
+            st.baseline = dev;
+        }
+        Ok(())
+    }
+
+    /// `mmap()` of one of the tenant's objects.
+    pub(crate) fn mmap(&self, vma: &VmArea) -> Result {
+        let off = vma.offset().ok_or(EINVAL)? as u64;
+        let len = vma.len() as u64;
+        let l = self.core.layout;
+        let cfg = &self.core.cfg;
+        if vma.flags() & vma::flags::SHARED == 0 {
+            pr_warn_ratelimited!("mmap: only MAP_SHARED mappings\n");
+            return Err(EINVAL);
+        }
+        let (first, size, writable) = match off {
+            uapi::MMAP_HEADERS => (0, HEADERS_BYTES, false),
+            uapi::MMAP_METADATA => (l.metadata_offset, cfg.metadata_ring_bytes, false),
+            uapi::MMAP_PAYLOAD => (l.payload_offset, cfg.payload_ring_bytes, false),
+            uapi::MMAP_INPUT => (0, l.input_bytes, true),
+            _ => {
+                pr_warn_ratelimited!("mmap: unknown offset {:#x}\n", off);
+                return Err(EINVAL);
+            }
+        };
+        if len == 0 || len > size {
+            pr_warn_ratelimited!("mmap: length {} at {:#x} exceeds {}\n", len, off, size);
+            return Err(EINVAL);
+        }
+        if !writable {
+            if vma.flags() & vma::flags::WRITE != 0 {
+                pr_warn_ratelimited!("mmap: the rings are read-only\n");
+                return Err(EPERM);
+            }
+            vma.clear_flags(vma::flags::MAYWRITE);
+            return self
+                .core
+                .region
+                .map_pages_to_user(vma, (first / PAGE_BYTES) as usize);
+        }
+        let hw_guard = self.dev.hw.lock();
+        if hw_guard.is_none() {
+            return Err(ENODEV);
+        }
+        vma.set_flags(vma::flags::DONTEXPAND | vma::flags::DONTDUMP);
+        // SAFETY: the input buffer is device memory reserved for the device's lifetime (the
+        // window is never given to the page allocator), mapped write-back by the driver too.
+        unsafe { vma.remap_phys(self.dev.mem_phys + l.input, CacheMode::Cached) }
+    }
+
+    /// Tears the tenant down; see the module documentation.
+    fn teardown(&mut self) {
+        drop(self.poller.take());
+        let acked = self.disable();
+        let sg = self.sg.take();
+        if acked {
+            drop(sg);
+        } else {
+            pr_err!(
+                "tenant {}: the device did not acknowledge the disable; leaking its DMA region\n",
+                self.index
+            );
+            core::mem::forget(sg);
+            core::mem::forget(self.core.region.clone());
+        }
+    }
+}
+
+impl Drop for Tenant {
+    fn drop(&mut self) {
+        self.teardown();
+    }
+}
+
+/// Initialises the ring headers in the region (the rest of it is zeroed at allocation).
+fn write_headers(region: &PinnedPages, cfg: &TenantConfig, base: u32) -> Result {
+    let md = offset_of!(RingHeaders, metadata);
+    let pl = offset_of!(RingHeaders, payload);
+    let launch = offset_of!(RingHeaders, launch);
+    let w = |o: usize, v: u32| region.atomic_u32(o).map(|r| r.store(v, Ordering::Relaxed));
+    w(md, base)?;
+    w(md + 4, cfg.metadata.capacity())?;
+    w(md + 8, abi::METADATA_RECORD_SIZE)?;
+    w(pl, base)?;
+    w(pl + 4, cfg.payload.capacity())?;
+    w(pl + 8, cfg.streaming_factor.slot_size())?;
+    w(launch, base)?;
+    w(launch + 4, abi::LAUNCH_SLOTS)?;
+    Ok(())
+}
+
+fn descriptor_table_bytes(t: &DescriptorTable) -> [u8; size_of::<DescriptorTable>()] {
+    let mut b = [0u8; size_of::<DescriptorTable>()];
+    b[0..4].copy_from_slice(&t.magic.to_le_bytes());
+    b[4..8].copy_from_slice(&t.segment_count.to_le_bytes());
+    b[8..16].copy_from_slice(&t.region_size.to_le_bytes());
+    b[16..24].copy_from_slice(&t.headers_offset.to_le_bytes());
+    b[24..32].copy_from_slice(&t.metadata_offset.to_le_bytes());
+    b[32..40].copy_from_slice(&t.payload_offset.to_le_bytes());
+    b
+}
+
+fn dma_segment_bytes(s: &DmaSegment) -> [u8; size_of::<DmaSegment>()] {
+    let mut b = [0u8; size_of::<DmaSegment>()];
+    b[0..8].copy_from_slice(&s.bus_addr.to_le_bytes());
+    b[8..12].copy_from_slice(&s.len.to_le_bytes());
+    b[12..16].copy_from_slice(&s.flags.to_le_bytes());
+    b
+}
+
+fn launch_packet_bytes(p: &LaunchPacket) -> [u8; size_of::<LaunchPacket>()] {
+    let mut b = [0u8; size_of::<LaunchPacket>()];
+    b[0..4].copy_from_slice(&p.tag.to_le_bytes());
+    b[4..6].copy_from_slice(&p.kernel_id.to_le_bytes());
+    b[6..8].copy_from_slice(&p.flags.to_le_bytes());
+    b[8..10].copy_from_slice(&p.tenant.to_le_bytes());
+    b[10..12].copy_from_slice(&p.arg_size.to_le_bytes());
+    b[12..16].copy_from_slice(&p.input_size.to_le_bytes());
+    b[16..24].copy_from_slice(&p.input_base.to_le_bytes());
+    b[24..32].copy_from_slice(&p.output_base.to_le_bytes());
+    b[32..64].copy_from_slice(&p.args);
+    b
+}

@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One tenant as the device serves it: enable from the tenant registers and the shadowed
+//! descriptor table, take launch packets from the tenant window, run STREAM_XFORM chunk by chunk
+//! through the scheduler, and back-stream the results with the DMA executor.
+//!
+//! Everything the host wrote is input: a bad configuration, descriptor table or launch packet
+//! becomes a status code (the tenant's `error` register, or an error record), never a fault.
+
+use core::mem::{offset_of, size_of};
+use core::sync::atomic::Ordering;
+use kernel::{memremap::MemRemap, prelude::*, shared_mem::SharedMem};
+
+use crate::abi::{self, DescriptorTable, DmaSegment, LaunchPacket, RingHeaders};
+use crate::host_dma::HostRegion;
+use crate::model::dma_plan::{
+    DmaExecutor, ExecBuffers, ExecError, ExecStats, Next, RegionLayout, ResultRecord, Step,
+};
+use crate::model::latency::Operation;
+use crate::model::scheduler::{JobId, Policy, Scheduler, WorkItem};
+use crate::model::xform::Xform;
+use crate::pacer::{now_ns, Pacer};
+use crate::proto::batcher::{Batcher, ReorderBuffer, Sequencer, StreamingFactor};
+use crate::proto::credit::DeviceCredit;
+use crate::proto::ring::{RingGeometry, RingIndex};
+
+/// Records the executor can hold (closed and open batches): bounds a batch's records.
+pub(crate) const QUEUE_RECORDS: usize = 4096;
+/// The reorder window of in-order streaming, in results.
+const REORDER_WINDOW: u32 = 64;
+/// Jobs in flight per tenant: one per launch slot.
+const JOBS: usize = abi::LAUNCH_SLOTS as usize;
+/// Work items one service call runs before the engine looks at the other tenants.
+const ITEMS_PER_TURN: u32 = 64;
+
+/// The executor's queues, on the heap.
+pub(crate) struct HeapBuffers {
+    records: KVVec<ResultRecord>,
+    batch_end: KVVec<bool>,
+    hold: KVec<Option<ResultRecord>>,
+}
+
+impl HeapBuffers {
+    fn new(queue: usize, window: usize) -> Result<Self> {
+        Ok(Self {
+            records: KVVec::from_elem(ResultRecord::default(), queue, GFP_KERNEL)?,
+            batch_end: KVVec::from_elem(false, queue, GFP_KERNEL)?,
+            hold: KVec::from_elem(None, window, GFP_KERNEL)?,
+        })
+    }
+}
+
+impl ExecBuffers for HeapBuffers {
+    fn records(&self) -> &[ResultRecord] {
+        &self.records
+    }
+    fn records_mut(&mut self) -> &mut [ResultRecord] {
+        &mut self.records
+    }
+    fn batch_end(&self) -> &[bool] {
+        &self.batch_end
+    }
+    fn batch_end_mut(&mut self) -> &mut [bool] {
+        &mut self.batch_end
+    }
+    fn hold(&self) -> &[Option<ResultRecord>] {
+        &self.hold
+    }
+    fn hold_mut(&mut self) -> &mut [Option<ResultRecord>] {
+        &mut self.hold
+    }
+}
+
+/// The shadowed segments on the heap (6.12's `KVec` has no `AsRef<[T]>`).
+pub(crate) struct Segments(KVec<DmaSegment>);
+
+impl AsRef<[DmaSegment]> for Segments {
+    fn as_ref(&self) -> &[DmaSegment] {
+        &self.0
+    }
+}
+
+type Exec = DmaExecutor<Segments, [u64; 1], HeapBuffers>;
+
+/// A launch being computed.
+#[derive(Clone, Copy, Default)]
+struct Job {
+    tag: u32,
+    xform: Option<Xform>,
+    input_base: u64,
+    input_size: u32,
+    output_base: u64,
+}
+
+/// Why a tenant cannot be served: the value for its `error` register.
+pub(crate) type Status = u16;
+
+/// What the device needs to serve one tenant.
+pub(crate) struct Tenant {
+    index: u32,
+    in_order: bool,
+    streaming_factor: u32,
+    /// The tenant's device-memory partition.
+    part_base: u64,
+    part_end: u64,
+    /// Offset of the tenant window in device memory.
+    window: usize,
+    next_launch: u32,
+    region: HostRegion,
+    launch_head_at: crate::model::dma_plan::SegAddr,
+    exec: Exec,
+    sched: KBox<Scheduler<JOBS>>,
+    jobs: KVec<Job>,
+    input: KVVec<u8>,
+    output: KVVec<u8>,
+    launches: u64,
+}
+
+fn r32(regs: &MemRemap, off: usize) -> Result<u32> {
+    Ok(regs.atomic_u32(off)?.load(Ordering::Relaxed))
+}
+
+fn r64(regs: &MemRemap, off: usize) -> Result<u64> {
+    Ok(regs.atomic_u64(off)?.load(Ordering::Relaxed))
+}
+
+/// Whether `[base, base + len)` lies in `[lo, hi)`.
+fn inside(base: u64, len: u64, lo: u64, hi: u64) -> bool {
+    base >= lo && base.checked_add(len).is_some_and(|end| end <= hi)
+}
+
+impl Tenant {
+    /// Enables tenant `index` from its registers (`treg` is the offset of its register page).
+    ///
+    /// On a refusal returns the status for the `error` register; an allocation failure is
+    /// reported as `STATUS_BAD_CONFIG` too, so the host sees a refusal either way.
+    pub(crate) fn enable(
+        index: u32,
+        regs: &MemRemap,
+        mem: &MemRemap,
+        windows_end: u64,
+        max_segments: u32,
+        round_robin: bool,
+    ) -> core::result::Result<KBox<Self>, Status> {
+        Self::try_enable(index, regs, mem, windows_end, max_segments, round_robin)
+            .map_err(|e| e.unwrap_or(abi::STATUS_BAD_CONFIG))
+    }
+
+    fn try_enable(
+        index: u32,
+        regs: &MemRemap,
+        mem: &MemRemap,
+        windows_end: u64,
+        max_segments: u32,
+        round_robin: bool,
+    ) -> core::result::Result<KBox<Self>, Option<Status>> {
+        let bad = |s: Status| Some(s);
+        let t = abi::tenant_regs_offset(index);
+        let get32 = |o: usize| r32(regs, t + o).map_err(|_| bad(abi::STATUS_BAD_CONFIG));
+        let get64 = |o: usize| r64(regs, t + o).map_err(|_| bad(abi::STATUS_BAD_CONFIG));
+        let mode = get32(abi::TREG_MODE)?;
+        let slot_size = get32(abi::TREG_SLOT_SIZE)?;
+        let sf = get32(abi::TREG_STREAMING_FACTOR)?;
+        let md_slots = get32(abi::TREG_METADATA_SLOTS)?;
+        let pl_slots = get32(abi::TREG_PAYLOAD_SLOTS)?;
+        let order = get32(abi::TREG_STREAMING_ORDER)?;
+        let base = get32(abi::TREG_INDEX_BASE)?;
+        let part_base = get64(abi::TREG_MEM_BASE)?;
+        let part_size = get64(abi::TREG_MEM_SIZE)?;
+        let desc_table = get64(abi::TREG_DESC_TABLE)?;
+        let desc_count = get32(abi::TREG_DESC_COUNT)?;
+
+        let mem_size = mem.size() as u64;
+        if mode != abi::MODE_AXLE || order > abi::ORDER_IN_ORDER {
+            return Err(bad(abi::STATUS_BAD_CONFIG));
+        }
+        if part_base < windows_end || !inside(part_base, part_size, windows_end, mem_size) {
+            return Err(bad(abi::STATUS_BAD_RANGE));
+        }
+        if desc_count == 0
+            || desc_count > max_segments
+            || !inside(
+                desc_table,
+                abi::descriptor_table_size(desc_count),
+                part_base,
+                part_base + part_size,
+            )
+        {
+            return Err(bad(abi::STATUS_BAD_DESCRIPTOR));
+        }
+        let md = RingGeometry::new(md_slots).map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
+        let pl = RingGeometry::new(pl_slots).map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
+        let sfac = StreamingFactor::new(sf, slot_size).map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
+        let batcher = Batcher::new(sfac, pl, md).map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
+
+        // The shadowed descriptors, from device memory.
+        let mut raw = [0u8; size_of::<DescriptorTable>()];
+        let at = desc_table as usize;
+        mem.read_bytes(at, &mut raw)
+            .map_err(|_| bad(abi::STATUS_BAD_DESCRIPTOR))?;
+        let table = descriptor_table_from_bytes(&raw);
+        let mut segs = KVec::with_capacity(desc_count as usize, GFP_KERNEL).map_err(|_| None)?;
+        for i in 0..desc_count as usize {
+            let mut s = [0u8; size_of::<DmaSegment>()];
+            let off = at + size_of::<DescriptorTable>() + i * size_of::<DmaSegment>();
+            mem.read_bytes(off, &mut s)
+                .map_err(|_| bad(abi::STATUS_BAD_DESCRIPTOR))?;
+            segs.push(dma_segment_from_bytes(&s), GFP_KERNEL)
+                .map_err(|_| None)?;
+        }
+        let region = HostRegion::map(&segs).map_err(|_| bad(abi::STATUS_DMA_FAULT))?;
+        let layout = RegionLayout::new(&table, Segments(segs), md, pl, slot_size)
+            .map_err(|_| bad(abi::STATUS_BAD_DESCRIPTOR))?;
+        let launch_head_off = layout.headers_offset() + offset_of!(RingHeaders, launch) as u64;
+        let launch_head_at = layout
+            .translate(launch_head_off, 4)
+            .map_err(|_| bad(abi::STATUS_BAD_DESCRIPTOR))?;
+
+        let in_order = order == abi::ORDER_IN_ORDER;
+        let sequencer = if in_order {
+            let window =
+                RingGeometry::new(REORDER_WINDOW).map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
+            Sequencer::InOrder(
+                ReorderBuffer::new(window, [0u64; 1], base)
+                    .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?,
+            )
+        } else {
+            Sequencer::OutOfOrder
+        };
+        let buffers = HeapBuffers::new(QUEUE_RECORDS, REORDER_WINDOW as usize).map_err(|_| None)?;
+        let exec = Exec::new(
+            layout,
+            batcher,
+            sequencer,
+            DeviceCredit::new(pl, RingIndex::new(base)),
+            DeviceCredit::new(md, RingIndex::new(base)),
+            buffers,
+        )
+        .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
+
+        // In-order streaming wants chunks in launch order; out of order, round-robin lets a short
+        // launch overtake a long one (AXLE Table III).
+        let policy = if round_robin && !in_order {
+            Policy::RoundRobin
+        } else {
+            Policy::Fifo
+        };
+        let mut sched = KBox::new(Scheduler::new(policy), GFP_KERNEL).map_err(|_| None)?;
+        let tenant16 = index as u16;
+        sched
+            .reset_tenant(tenant16, base)
+            .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
+        let jobs = KVec::from_elem(Job::default(), JOBS, GFP_KERNEL).map_err(|_| None)?;
+        // A chunk is at most one SF.
+        let input = KVVec::from_elem(0u8, sf as usize, GFP_KERNEL).map_err(|_| None)?;
+        let output = KVVec::from_elem(0u8, sf as usize, GFP_KERNEL).map_err(|_| None)?;
+
+        // Seed the launch slots one lap behind, so no slot looks written before the host
+        // writes it.
+        let window = abi::tenant_window_offset(0, index) as usize;
+        for slot in 0..abi::LAUNCH_SLOTS {
+            let off = window + abi::TWIN_LAUNCH + slot as usize * size_of::<LaunchPacket>();
+            mem.atomic_u32(off)
+                .map_err(|_| bad(abi::STATUS_BAD_RANGE))?
+                .store(abi::launch_slot_initial_tag(slot, base), Ordering::Relaxed);
+        }
+        let tenant = Self {
+            index,
+            in_order,
+            streaming_factor: sf,
+            part_base,
+            part_end: part_base + part_size,
+            window,
+            next_launch: base,
+            region,
+            launch_head_at,
+            exec,
+            sched,
+            jobs,
+            input,
+            output,
+            launches: 0,
+        };
+        KBox::new(tenant, GFP_KERNEL).map_err(|_| None)
+    }
+
+    /// The executor's counters.
+    pub(crate) fn stats(&self) -> ExecStats {
+        self.exec.stats()
+    }
+
+    /// Launch packets taken.
+    pub(crate) fn launches(&self) -> u64 {
+        self.launches
+    }
+
+    /// Serves the tenant once: takes launches, computes up to a turn's worth of chunks, and
+    /// streams what has credit. Returns whether anything happened, or the status that stops
+    /// the tenant.
+    pub(crate) fn service(
+        &mut self,
+        mem: &MemRemap,
+        pacer: &mut Pacer,
+    ) -> core::result::Result<bool, Status> {
+        let mut busy = self.intake(mem, pacer)?;
+        busy |= self.compute(mem, pacer)?;
+        busy |= self.stream(mem, pacer)?;
+        Ok(busy)
+    }
+
+    /// Room in the executor for one more completion.
+    fn has_room(&self) -> bool {
+        self.exec.pending() + self.exec.held() < QUEUE_RECORDS
+    }
+
+    fn launch_slot_offset(&self, tag: u32) -> usize {
+        self.window + abi::TWIN_LAUNCH + abi::launch_slot(tag) as usize * size_of::<LaunchPacket>()
+    }
+
+    /// Takes the launch packets the host has written, in tag order.
+    fn intake(&mut self, mem: &MemRemap, pacer: &mut Pacer) -> core::result::Result<bool, Status> {
+        let mut taken = false;
+        loop {
+            let tag = self.next_launch;
+            let off = self.launch_slot_offset(tag);
+            let word = mem.atomic_u32(off).map_err(|_| abi::STATUS_BAD_RANGE)?;
+            // Acquire: pairs with the host's write barrier between the packet and its tag.
+            if word.load(Ordering::Acquire) != tag {
+                break;
+            }
+            // The job slot of this tag may still hold the launch 64 tags earlier: the host can
+            // reuse a launch slot as soon as the packet is taken, before its job finishes.
+            let job_free = self
+                .jobs
+                .get(abi::launch_slot(tag) as usize)
+                .is_some_and(|j| j.xform.is_none());
+            if !job_free || !self.has_room() {
+                // Back-pressure on the launch ring: the host blocks once every slot is full.
+                break;
+            }
+            let mut raw = [0u8; size_of::<LaunchPacket>()];
+            mem.read_bytes(off, &mut raw)
+                .map_err(|_| abi::STATUS_BAD_RANGE)?;
+            let packet = launch_packet_from_bytes(&raw);
+            let alone = !matches!(self.check_packet(&packet), Ok(Some(_)));
+            if alone && self.in_order && !self.sched.is_empty() {
+                // In order, a launch completed without the engine must follow every chunk of
+                // the launches before it: wait until they are all dispatched.
+                break;
+            }
+            self.accept(&packet, pacer)?;
+            self.next_launch = tag.wrapping_add(1);
+            self.launches += 1;
+            taken = true;
+            // The slot is free again: tell the host (a DMA of the launch head).
+            pacer.charge(Operation::Dma {
+                bytes: 4,
+                segments: 1,
+            });
+            self.region
+                .store_u32(self.launch_head_at, self.next_launch)
+                .map_err(|_| abi::STATUS_DMA_FAULT)?;
+        }
+        Ok(taken)
+    }
+
+    /// Validates a packet and queues its job, or completes it at once with an error or empty
+    /// final record.
+    fn accept(&mut self, p: &LaunchPacket, _pacer: &mut Pacer) -> core::result::Result<(), Status> {
+        match self.check_packet(p) {
+            Ok(Some(job)) => {
+                let chunks = job
+                    .xform
+                    .and_then(|x| x.chunk_count(job.input_size as usize).ok())
+                    .unwrap_or(0);
+                let id = JobId {
+                    tenant: self.index as u16,
+                    tag: p.tag,
+                };
+                self.sched
+                    .submit(id, chunks)
+                    .map_err(|_| abi::STATUS_BAD_PACKET)?;
+                if let Some(slot) = self.jobs.get_mut(abi::launch_slot(p.tag) as usize) {
+                    *slot = job;
+                }
+                Ok(())
+            }
+            Ok(None) => self.complete_alone(p.tag, 0),
+            Err(status) => self.complete_alone(p.tag, status),
+        }
+    }
+
+    /// The job of a valid packet, `None` for an empty input, or the status of a bad one.
+    fn check_packet(&self, p: &LaunchPacket) -> core::result::Result<Option<Job>, Status> {
+        if p.kernel_id != abi::KERNEL_STREAM_XFORM {
+            return Err(abi::STATUS_BAD_KERNEL);
+        }
+        if p.flags & !abi::LAUNCH_FLAGS_KNOWN != 0
+            || p.flags & abi::LAUNCH_FLAG_SYNC != 0
+            || u32::from(p.tenant) != self.index
+        {
+            return Err(abi::STATUS_BAD_PACKET);
+        }
+        let xform = Xform::from_packet(&p.args, p.arg_size, self.streaming_factor)
+            .map_err(|e| e.status())?;
+        let size = Xform::check_input(p.input_size as usize).map_err(|e| e.status())?;
+        let len = u64::from(size);
+        if !inside(p.input_base, len, self.part_base, self.part_end)
+            || !inside(p.output_base, len, self.part_base, self.part_end)
+        {
+            return Err(abi::STATUS_BAD_RANGE);
+        }
+        if size == 0 {
+            return Ok(None);
+        }
+        Ok(Some(Job {
+            tag: p.tag,
+            xform: Some(xform),
+            input_base: p.input_base,
+            input_size: size,
+            output_base: p.output_base,
+        }))
+    }
+
+    /// Completes a launch that has no chunk: one final record, with an error status or empty.
+    fn complete_alone(&mut self, tag: u32, status: Status) -> core::result::Result<(), Status> {
+        let seq = self
+            .sched
+            .take_seq(self.index as u16)
+            .map_err(|_| abi::STATUS_BAD_CONFIG)?;
+        let error = if status != 0 { abi::MD_FLAG_ERROR } else { 0 };
+        let rec = ResultRecord {
+            tag,
+            length: 0,
+            result_offset: 0,
+            checksum: 0,
+            flags: abi::MD_FLAG_FINAL | error,
+            status,
+            src: 0,
+        };
+        self.exec.complete(seq, rec).map_err(exec_status)
+    }
+
+    /// Runs up to a turn's worth of chunks.
+    fn compute(&mut self, mem: &MemRemap, pacer: &mut Pacer) -> core::result::Result<bool, Status> {
+        let mut ran = 0;
+        while ran < ITEMS_PER_TURN && self.has_room() {
+            let Some(item) = self.sched.dispatch() else {
+                break;
+            };
+            self.run(item, mem, pacer)?;
+            ran += 1;
+        }
+        if self.sched.is_empty() {
+            // Nothing more is coming for now: do not hold a partial batch back.
+            self.exec.flush();
+        }
+        Ok(ran > 0)
+    }
+
+    /// Computes one chunk into device memory and hands its record to the executor.
+    fn run(
+        &mut self,
+        item: WorkItem,
+        mem: &MemRemap,
+        _pacer: &mut Pacer,
+    ) -> core::result::Result<(), Status> {
+        let slot = abi::launch_slot(item.job.tag) as usize;
+        let job = *self.jobs.get(slot).ok_or(abi::STATUS_BAD_PACKET)?;
+        let xform = job.xform.ok_or(abi::STATUS_BAD_PACKET)?;
+        let span = xform
+            .chunk(job.input_size, item.chunk)
+            .ok_or(abi::STATUS_BAD_ARGS)?;
+        let n = span.length as usize;
+        let (input, output) = (&mut self.input[..n], &mut self.output[..n]);
+        let src = (job.input_base + u64::from(span.offset)) as usize;
+        let dst = job.output_base + u64::from(span.offset);
+        mem.read_bytes(src, input)
+            .map_err(|_| abi::STATUS_BAD_RANGE)?;
+        let checksum = xform.apply_chunk(input, output).map_err(|e| e.status())?;
+        mem.write_bytes(dst as usize, output)
+            .map_err(|_| abi::STATUS_BAD_RANGE)?;
+        let done = self
+            .sched
+            .complete(item.job)
+            .map_err(|_| abi::STATUS_BAD_PACKET)?;
+        let last = if self.in_order {
+            item.last
+        } else {
+            done.job_done
+        };
+        if done.job_done {
+            if let Some(j) = self.jobs.get_mut(slot) {
+                *j = Job::default();
+            }
+        }
+        let rec = ResultRecord {
+            tag: job.tag,
+            length: span.length,
+            result_offset: u64::from(span.offset),
+            checksum,
+            flags: if last { abi::MD_FLAG_FINAL } else { 0 },
+            status: 0,
+            src: dst,
+        };
+        self.exec.complete(item.seq, rec).map_err(exec_status)
+    }
+
+    /// Streams every closed batch that has credit; reads the credit line when short.
+    fn stream(&mut self, mem: &MemRemap, pacer: &mut Pacer) -> core::result::Result<bool, Status> {
+        let mut streamed = false;
+        let mut reread = false;
+        loop {
+            match self.exec.begin_batch(now_ns()).map_err(exec_status)? {
+                Next::Idle => break,
+                Next::WaitCredit(_) => {
+                    if reread {
+                        break;
+                    }
+                    // The heads are in device memory, next to the engine: a local load.
+                    let credit = self.window + abi::TWIN_CREDIT;
+                    let md = mem.atomic_u32(credit).map_err(|_| abi::STATUS_BAD_RANGE)?;
+                    let pl = mem
+                        .atomic_u32(credit + 4)
+                        .map_err(|_| abi::STATUS_BAD_RANGE)?;
+                    // Acquire: the host stored each head after it finished reading the slots.
+                    let (m, p) = (md.load(Ordering::Acquire), pl.load(Ordering::Acquire));
+                    self.exec.receive_heads(m, p).map_err(exec_status)?;
+                    reread = true;
+                }
+                Next::Stream(_) => {
+                    self.perform(mem, pacer)?;
+                    self.exec.end_batch().map_err(exec_status)?;
+                    streamed = true;
+                    reread = false;
+                }
+            }
+        }
+        Ok(streamed)
+    }
+
+    /// Performs the steps of the batch in flight, paying each DMA request's modelled cost
+    /// before its writes.
+    fn perform(&mut self, mem: &MemRemap, pacer: &mut Pacer) -> core::result::Result<(), Status> {
+        let steps = self.exec.steps().map_err(exec_status)?;
+        let requests = steps.requests().map_err(|_| abi::STATUS_BAD_DESCRIPTOR)?;
+        let mut ops = requests.operations();
+        let mut prev: Option<u8> = None;
+        for step in steps {
+            let step = step.map_err(|_| abi::STATUS_BAD_DESCRIPTOR)?;
+            // One DMA request per run of copies, per tail store, per run of records.
+            let kind = match step {
+                Step::CopyPayload { .. } => Some(0),
+                Step::StoreTail { .. } => Some(1),
+                Step::WriteMetadata { .. } => Some(2),
+                Step::WriteBarrier => None,
+            };
+            if let Some(k) = kind {
+                if prev != Some(k) || k == 1 {
+                    if let Some(op) = ops.next() {
+                        pacer.charge(op);
+                    }
+                }
+                prev = Some(k);
+            }
+            self.region
+                .perform(&step, mem)
+                .map_err(|_| abi::STATUS_DMA_FAULT)?;
+        }
+        Ok(())
+    }
+}
+
+/// The status an executor error stops the tenant with.
+fn exec_status(e: ExecError) -> Status {
+    match e {
+        ExecError::Credit(_) => abi::STATUS_BAD_CONFIG,
+        ExecError::BadRecord | ExecError::Batch(_) => abi::STATUS_BAD_ARGS,
+        _ => abi::STATUS_ABORTED,
+    }
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    let mut w = [0u8; 4];
+    if let Some(s) = b.get(at..at + 4) {
+        w.copy_from_slice(s);
+    }
+    u32::from_le_bytes(w)
+}
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u32_at(b, at) as u16
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from(u32_at(b, at)) | u64::from(u32_at(b, at + 4)) << 32
+}
+
+fn launch_packet_from_bytes(b: &[u8; size_of::<LaunchPacket>()]) -> LaunchPacket {
+    let mut args = [0u8; abi::MAX_ARG_SIZE as usize];
+    args.copy_from_slice(&b[offset_of!(LaunchPacket, args)..]);
+    LaunchPacket {
+        tag: u32_at(b, offset_of!(LaunchPacket, tag)),
+        kernel_id: u16_at(b, offset_of!(LaunchPacket, kernel_id)),
+        flags: u16_at(b, offset_of!(LaunchPacket, flags)),
+        tenant: u16_at(b, offset_of!(LaunchPacket, tenant)),
+        arg_size: u16_at(b, offset_of!(LaunchPacket, arg_size)),
+        input_size: u32_at(b, offset_of!(LaunchPacket, input_size)),
+        input_base: u64_at(b, offset_of!(LaunchPacket, input_base)),
+        output_base: u64_at(b, offset_of!(LaunchPacket, output_base)),
+        args,
+    }
+}
+
+fn descriptor_table_from_bytes(b: &[u8]) -> DescriptorTable {
+    DescriptorTable {
+        magic: u32_at(b, offset_of!(DescriptorTable, magic)),
+        segment_count: u32_at(b, offset_of!(DescriptorTable, segment_count)),
+        region_size: u64_at(b, offset_of!(DescriptorTable, region_size)),
+        headers_offset: u64_at(b, offset_of!(DescriptorTable, headers_offset)),
+        metadata_offset: u64_at(b, offset_of!(DescriptorTable, metadata_offset)),
+        payload_offset: u64_at(b, offset_of!(DescriptorTable, payload_offset)),
+        reserved: [0; 3],
+    }
+}
+
+fn dma_segment_from_bytes(b: &[u8]) -> DmaSegment {
+    DmaSegment {
+        bus_addr: u64_at(b, offset_of!(DmaSegment, bus_addr)),
+        len: u32_at(b, offset_of!(DmaSegment, len)),
+        flags: u32_at(b, offset_of!(DmaSegment, flags)),
+    }
+}
