@@ -56,7 +56,7 @@ endif
 modules: kernel
 	$(MAKE) -C $(KBUILD_OUTPUT) M=$(CURDIR) CLIPPY=1 modules
 
-$(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h | kernel
+$(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/*.h) | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
 

@@ -966,6 +966,89 @@ pub const fn crc32c(data: &[u8]) -> u32 {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Wire images: the bytes a struct occupies in shared memory
+// ---------------------------------------------------------------------------------------------
+
+/// A fixed-width little-endian field of a struct that crosses the link.
+pub trait LeField: Copy {
+    /// Writes the field at `at`.
+    fn put(self, out: &mut [u8], at: usize);
+    /// Reads the field at `at`; bytes outside `b` read as zero.
+    fn get(b: &[u8], at: usize) -> Self;
+}
+
+macro_rules! le_int {
+    ($($t:ty),*) => {$(
+        impl LeField for $t {
+            fn put(self, out: &mut [u8], at: usize) {
+                let bytes = self.to_le_bytes();
+                if let Some(dst) = out.get_mut(at..at + bytes.len()) {
+                    dst.copy_from_slice(&bytes);
+                }
+            }
+            fn get(b: &[u8], at: usize) -> Self {
+                let mut bytes = [0u8; size_of::<$t>()];
+                if let Some(src) = b.get(at..at + bytes.len()) {
+                    bytes.copy_from_slice(src);
+                }
+                <$t>::from_le_bytes(bytes)
+            }
+        }
+    )*};
+}
+le_int!(u16, u32, u64);
+
+impl<const N: usize> LeField for [u8; N] {
+    fn put(self, out: &mut [u8], at: usize) {
+        if let Some(dst) = out.get_mut(at..at + N) {
+            dst.copy_from_slice(&self);
+        }
+    }
+    fn get(b: &[u8], at: usize) -> Self {
+        let mut v = [0u8; N];
+        if let Some(src) = b.get(at..at + N) {
+            v.copy_from_slice(src);
+        }
+        v
+    }
+}
+
+/// `to_bytes()` and `from_bytes()` for a struct that is copied into or out of shared memory as
+/// bytes: the listed fields little-endian at their offsets, everything else (reserved) zero.
+macro_rules! wire_image {
+    ($ty:ty, { $($field:ident),* $(,)? }) => {
+        impl $ty {
+            /// The little-endian bytes of the struct, reserved fields zero.
+            pub fn to_bytes(&self) -> [u8; size_of::<$ty>()] {
+                let mut out = [0u8; size_of::<$ty>()];
+                $( LeField::put(self.$field, &mut out, offset_of!($ty, $field)); )*
+                out
+            }
+
+            /// Decodes the little-endian bytes of the struct; reserved fields read as zero.
+            #[allow(clippy::needless_update)]
+            pub fn from_bytes(b: &[u8; size_of::<$ty>()]) -> Self {
+                Self {
+                    $( $field: LeField::get(b, offset_of!($ty, $field)), )*
+                    ..Default::default()
+                }
+            }
+        }
+    };
+}
+
+wire_image!(LaunchPacket, {
+    tag, kernel_id, flags, tenant, arg_size, input_size, input_base, output_base, args,
+});
+wire_image!(DescriptorTable, {
+    magic, segment_count, region_size, headers_offset, metadata_offset, payload_offset,
+});
+wire_image!(DmaSegment, { bus_addr, len, flags });
+wire_image!(MetadataRecord, {
+    seq, tag, payload_index, length, result_offset, checksum, flags, status,
+});
+
+// ---------------------------------------------------------------------------------------------
 // Layout assertions: the frozen ABI
 // ---------------------------------------------------------------------------------------------
 

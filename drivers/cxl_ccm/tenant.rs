@@ -204,22 +204,19 @@ impl TenantCore {
                 + md.slot(idx) as usize * abi::METADATA_RECORD_SIZE as usize;
             let mut raw = [0u8; abi::METADATA_RECORD_SIZE as usize];
             self.region.read_bytes(at, &mut raw)?;
-            let word = |o: usize| u32::from_le_bytes([raw[o], raw[o + 1], raw[o + 2], raw[o + 3]]);
-            let seq = word(offset_of!(abi::MetadataRecord, seq));
-            let payload_index = word(offset_of!(abi::MetadataRecord, payload_index));
-            let length = word(offset_of!(abi::MetadataRecord, length));
-            let flags = u16::from_le_bytes([raw[0x1C], raw[0x1D]]);
-            if seq != idx.raw() {
+            let rec = abi::MetadataRecord::from_bytes(&raw);
+            if rec.seq != idx.raw() {
                 // A stale or torn record: the fences failed somewhere.
                 return self.fail(st, "record with a wrong sequence number");
             }
-            if length > 0 {
-                let end = RingIndex::new(payload_index).wrapping_add(slots_for(length, slot_size));
+            if rec.length > 0 {
+                let end = RingIndex::new(rec.payload_index)
+                    .wrapping_add(slots_for(rec.length, slot_size));
                 if st.gap.receive(end).is_err() {
                     return self.fail(st, "record names payload slots out of order");
                 }
             }
-            if flags & abi::MD_FLAG_FINAL != 0 {
+            if rec.flags & abi::MD_FLAG_FINAL != 0 {
                 st.counters.completed += 1;
             }
             st.scanned = idx.wrapping_add(1);
@@ -406,7 +403,7 @@ impl Tenant {
             reserved: [0; 3],
         };
         let at = l.desc_table as usize;
-        hw.mem.write_bytes(at, &descriptor_table_bytes(&table))?;
+        hw.mem.write_bytes(at, &table.to_bytes())?;
         for (i, s) in segs.iter().enumerate() {
             let seg = DmaSegment {
                 bus_addr: s.bus_addr,
@@ -418,7 +415,7 @@ impl Tenant {
                 },
             };
             let off = at + size_of::<DescriptorTable>() + i * size_of::<DmaSegment>();
-            hw.mem.write_bytes(off, &dma_segment_bytes(&seg))?;
+            hw.mem.write_bytes(off, &seg.to_bytes())?;
         }
         // The credit line starts at the ring bases: a previous tenant's heads would look like
         // credit beyond the tail.
@@ -566,7 +563,7 @@ impl Tenant {
             output_base: l.output + arg.input_offset,
             args: arg.args,
         };
-        let bytes = launch_packet_bytes(&packet);
+        let bytes = packet.to_bytes();
         let hw_guard = self.dev.hw.lock();
         let hw = hw_guard.as_ref().ok_or(ENODEV)?;
         let slot = l.launch_slot(tag);
@@ -931,37 +928,4 @@ fn write_headers(region: &PinnedPages, cfg: &TenantConfig, base: u32) -> Result 
     w(launch, base)?;
     w(launch + 4, abi::LAUNCH_SLOTS)?;
     Ok(())
-}
-
-fn descriptor_table_bytes(t: &DescriptorTable) -> [u8; size_of::<DescriptorTable>()] {
-    let mut b = [0u8; size_of::<DescriptorTable>()];
-    b[0..4].copy_from_slice(&t.magic.to_le_bytes());
-    b[4..8].copy_from_slice(&t.segment_count.to_le_bytes());
-    b[8..16].copy_from_slice(&t.region_size.to_le_bytes());
-    b[16..24].copy_from_slice(&t.headers_offset.to_le_bytes());
-    b[24..32].copy_from_slice(&t.metadata_offset.to_le_bytes());
-    b[32..40].copy_from_slice(&t.payload_offset.to_le_bytes());
-    b
-}
-
-fn dma_segment_bytes(s: &DmaSegment) -> [u8; size_of::<DmaSegment>()] {
-    let mut b = [0u8; size_of::<DmaSegment>()];
-    b[0..8].copy_from_slice(&s.bus_addr.to_le_bytes());
-    b[8..12].copy_from_slice(&s.len.to_le_bytes());
-    b[12..16].copy_from_slice(&s.flags.to_le_bytes());
-    b
-}
-
-fn launch_packet_bytes(p: &LaunchPacket) -> [u8; size_of::<LaunchPacket>()] {
-    let mut b = [0u8; size_of::<LaunchPacket>()];
-    b[0..4].copy_from_slice(&p.tag.to_le_bytes());
-    b[4..6].copy_from_slice(&p.kernel_id.to_le_bytes());
-    b[6..8].copy_from_slice(&p.flags.to_le_bytes());
-    b[8..10].copy_from_slice(&p.tenant.to_le_bytes());
-    b[10..12].copy_from_slice(&p.arg_size.to_le_bytes());
-    b[12..16].copy_from_slice(&p.input_size.to_le_bytes());
-    b[16..24].copy_from_slice(&p.input_base.to_le_bytes());
-    b[24..32].copy_from_slice(&p.output_base.to_le_bytes());
-    b[32..64].copy_from_slice(&p.args);
-    b
 }

@@ -39,11 +39,14 @@ FIXTURE_TEARDOWN(misuse)
 		void *__p;						\
 		errno = 0;						\
 		__p = mmap(NULL, (len), (prot), (flags), self->t.fd, (off)); \
-		EXPECT_EQ(MAP_FAILED, __p) TH_LOG("mmap(%s, %s, %s)", #prot, #flags, #off); \
+		EXPECT_EQ(MAP_FAILED, __p)				\
+			TH_LOG("mmap(%s, %s, %s, %#llx) succeeded", #len, #prot, #flags, \
+			       (unsigned long long)(off));		\
 		if (__p != MAP_FAILED)					\
 			munmap(__p, (len));				\
-		EXPECT_EQ(err, errno) TH_LOG("mmap(%s, %s, %s, %s): %s", #len, #prot, \
-					     #flags, #off, strerror(errno)); \
+		EXPECT_EQ(err, errno)					\
+			TH_LOG("mmap(%s, %s, %s, %#llx): %s", #len, #prot, #flags, \
+			       (unsigned long long)(off), strerror(errno)); \
 	} while (0)
 
 /* Run one small verified job on the configured fixture tenant. */
@@ -347,7 +350,6 @@ TEST_F(misuse, bad_mmap)
 	ro[2].len = self->t.cfg.payload_ring_size;
 
 	for (i = 0; i < 3; i++) {
-		TH_LOG("%s", ro[i].name);
 		EXPECT_MMAP_ERRNO(EPERM, ro[i].len, PROT_READ | PROT_WRITE, MAP_SHARED, ro[i].off);
 		EXPECT_MMAP_ERRNO(EPERM, ro[i].len, PROT_WRITE, MAP_SHARED, ro[i].off);
 		EXPECT_MMAP_ERRNO(EINVAL, ro[i].len, PROT_READ, MAP_PRIVATE, ro[i].off);

@@ -184,6 +184,7 @@ TEST_F_TIMEOUT(teardown, process_exit_mid_stream, 60)
 			ASSERT_EQ(1, write(sync[1], "x", 1));
 			if (!k)
 				_exit(0);
+			alarm(30);	/* never outlive the test */
 			for (;;)	/* consume until killed */
 				axle_step(_metadata, &r);
 		}
@@ -235,14 +236,22 @@ TEST_F_TIMEOUT(teardown, unbind_while_streaming, 60)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		int ret = axle_ioc_wait(fd, &w, t.md_slots, tail, CXL_CCM_WAIT_FOREVER);
+		int ret;
 
+		alarm(30);	/* never outlive the test */
+		ret = axle_ioc_wait(fd, &w, t.md_slots, tail, CXL_CCM_WAIT_FOREVER);
 		_exit(ret ? (errno == ENODEV ? 0 : 2) : 1);
 	}
 	axle_sleep_ns(100 * MS);
 
 	self->unbound = true;
-	ASSERT_EQ(0, write_str(DRV "unbind", "cxl_ccm.1"));
+	if (write_str(DRV "unbind", "cxl_ccm.1")) {
+		int err = errno;
+
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		ASSERT_TRUE(0) TH_LOG("unbind cxl_ccm.1: %s", strerror(err));
+	}
 	EXPECT_NE(0, access(node, F_OK));
 
 	t0 = axle_now_ns();

@@ -551,6 +551,7 @@ TEST_F(stream, wait_ioctl)
 	if (!pid) {
 		struct cxl_ccm_wait cw;
 
+		alarm(30);	/* never outlive the test */
 		sh->ret = axle_ioc_wait(fd, &cw, 1, base, CXL_CCM_WAIT_FOREVER);
 		sh->err = errno;
 		sh->ready = cw.ready;
@@ -625,6 +626,7 @@ TEST_F(stream, poll_pollin)
 	if (!pid) {
 		struct pollfd cp = pfd;
 
+		alarm(30);	/* never outlive the test */
 		sh->ret = poll(&cp, 1, 10000);
 		sh->err = errno;
 		sh->revents = cp.revents;

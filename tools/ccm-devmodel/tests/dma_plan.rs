@@ -9,9 +9,8 @@ use ccm_devmodel::abi::{
     MD_FLAG_FINAL,
 };
 use ccm_devmodel::dma_plan::{
-    metadata_record_bytes, metadata_record_from_bytes, ArrayBuffers, BatchRequests, DmaExecutor,
-    DmaRequest, ExecError, ExecStats, Next, PlanError, RegionError, RegionLayout, Reservation,
-    ResultRecord, Ring, SegAddr, Shortfall, Step, Steps,
+    ArrayBuffers, BatchRequests, DmaExecutor, DmaRequest, ExecError, ExecStats, Next, PlanError,
+    RegionError, RegionLayout, Reservation, ResultRecord, Ring, SegAddr, Shortfall, Step, Steps,
 };
 use ccm_devmodel::latency::{LatencyModel, Operation};
 use ccm_devmodel::proto::batcher::{
@@ -204,10 +203,10 @@ fn metadata_record_encoding() {
         flags: 0x1E1D,
         status: 0x201F,
     };
-    let b = metadata_record_bytes(&r);
+    let b = r.to_bytes();
     let want: Vec<u8> = (1u8..=32).collect();
     assert_eq!(b.to_vec(), want);
-    assert_eq!(metadata_record_from_bytes(&b), r);
+    assert_eq!(MetadataRecord::from_bytes(&b), r);
 }
 
 /// Two records into a 4-slot payload ring from slot 3: the first wraps (slot 3, then slot 0).

@@ -44,6 +44,7 @@ mod engine;
 mod host_dma;
 mod pacer;
 mod tenant;
+mod uthreads;
 
 use model::latency::{LatencyModel, Param};
 
@@ -80,6 +81,12 @@ module_param!(
     desc: "attach to at most this many mock memdevs (0: every one that fits in the window)"
 );
 
+module_param!(
+    static UTHREADS: u32 = 2,
+    name: "uthreads",
+    perm: 0o444,
+    desc: "µthread workers of each device's near-memory engine (1..=16)"
+);
 module_param!(
     static ROUND_ROBIN: bool = true,
     name: "round_robin",
@@ -170,6 +177,8 @@ struct CcmDevice {
     // runs and the registers are still mapped.
     _pdev: OwnedPlatformDevice,
     _engine: KThread,
+    // After the engine: it no longer hands out work.
+    _uthreads: uthreads::UThreads,
     _parent: ARef<Device>,
 }
 
@@ -210,6 +219,11 @@ struct CcmDevModule {
 impl kernel::Module for CcmDevModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let latency = latency_model()?;
+        let uthreads_n = UTHREADS.get();
+        if !(1..=16).contains(&uthreads_n) {
+            pr_err!("uthreads={uthreads_n} is out of range 1..=16\n");
+            return Err(EINVAL);
+        }
         let (base, window, mem) = (MEM_BASE.get(), MEM_WINDOW.get(), DEV_MEM_SIZE.get());
         if base == 0 || window == 0 {
             pr_err!("no device-memory window: boot with memmap=SIZE$BASE and load with mem_base=BASE mem_window=SIZE\n");
@@ -247,7 +261,11 @@ impl kernel::Module for CcmDevModule {
             let regs = Arc::new(MemRemap::new(regs_res, MapMode::WriteBack)?, GFP_KERNEL)?;
             reset(&regs, mem)?;
             let dev_mem = Arc::new(MemRemap::new(mem_res, MapMode::WriteBack)?, GFP_KERNEL)?;
+            let inflight = abi::MAX_TENANTS as usize * tenant::MAX_INFLIGHT as usize;
+            let pool = uthreads::Pool::new(inflight, dev_mem.clone())?;
+            let uthreads = uthreads::UThreads::start(uthreads_n, i as u32, &pool)?;
             let cfg = engine::EngineConfig {
+                pool,
                 regs,
                 mem: dev_mem,
                 latency,
@@ -273,6 +291,7 @@ impl kernel::Module for CcmDevModule {
                 CcmDevice {
                     _pdev: pdev,
                     _engine: engine,
+                    _uthreads: uthreads,
                     _parent: parent,
                 },
                 GFP_KERNEL,

@@ -3,9 +3,10 @@
 //! The device's engine thread: follows `dev_ctrl`, beats the heartbeat, enables and disables
 //! tenants as the host asks, and serves the enabled ones in turn.
 //!
-//! One thread per device runs the launch intake, the near-memory compute (one µthread) and the
-//! DMA executor of every tenant. Serving tenants in turn with a bounded number of work items per
-//! turn keeps one busy tenant from starving the others.
+//! One thread per device runs the launch intake, the scheduler and the DMA executor of every
+//! tenant; the chunks themselves are computed by the device's µthreads ([`crate::uthreads`]),
+//! whose completions the engine collects. Serving tenants in turn with a bounded number of work
+//! items per turn keeps one busy tenant from starving the others.
 //!
 //! When there is no work the thread sleeps briefly (it polls the launch slots, as hardware would
 //! watch them); after a while without work it sleeps longer, so an idle device costs little.
@@ -17,6 +18,7 @@ use crate::abi;
 use crate::model::latency::{Cost, LatencyModel};
 use crate::pacer::Pacer;
 use crate::tenant::Tenant;
+use crate::uthreads::Pool;
 
 /// Idle turns after which the engine sleeps a millisecond rather than a few microseconds.
 const IDLE_TURNS_BEFORE_NAP: u32 = 2_000;
@@ -31,12 +33,16 @@ pub(crate) struct EngineConfig {
     pub(crate) windows_end: u64,
     pub(crate) max_segments: u32,
     pub(crate) name: u32,
+    /// The µthreads' work queues.
+    pub(crate) pool: Arc<Pool>,
 }
 
 struct Engine {
     cfg: EngineConfig,
     tenants: KVec<Option<KBox<Tenant>>>,
     pacer: Pacer,
+    /// Generation of the next tenant enabled.
+    generation: u64,
 }
 
 /// The thread body; returns 0, or `-EINVAL` if the register block is too small.
@@ -52,6 +58,7 @@ pub(crate) fn run(cfg: EngineConfig) -> i32 {
         cfg,
         tenants,
         pacer,
+        generation: 1,
     };
     match engine.main_loop() {
         Ok(()) => 0,
@@ -93,7 +100,8 @@ impl Engine {
                 heartbeat.fetch_add(1, Ordering::Release);
                 last_beat = now;
             }
-            if self.serve_tenants()? {
+            let served = self.serve_tenants()?;
+            if self.collect()? || served {
                 idle = 0;
                 kthread::cond_resched();
             } else {
@@ -152,7 +160,9 @@ impl Engine {
                         cfg.windows_end,
                         cfg.max_segments,
                         cfg.round_robin,
+                        self.generation,
                     );
+                    self.generation += 1;
                     match result {
                         Ok(tenant) => {
                             *slot = Some(tenant);
@@ -179,7 +189,7 @@ impl Engine {
                     let Some(tenant) = slot.as_mut() else {
                         continue;
                     };
-                    match tenant.service(&self.cfg.mem, &mut self.pacer) {
+                    match tenant.service(&self.cfg.mem, &mut self.pacer, &self.cfg.pool) {
                         Ok(worked) => {
                             busy |= worked;
                             self.publish_stats(t)?;
@@ -196,6 +206,29 @@ impl Engine {
             }
         }
         Ok(busy)
+    }
+
+    /// Hands the µthreads' completions to their tenants; returns whether there were any.
+    fn collect(&mut self) -> Result<bool> {
+        let mut any = false;
+        while let Some(done) = self.cfg.pool.collect() {
+            any = true;
+            let t = done.ticket.tenant;
+            let Some(Some(tenant)) = self.tenants.get_mut(t as usize) else {
+                continue;
+            };
+            if tenant.generation() != done.ticket.generation {
+                // The chunk of a tenant that was disabled meanwhile.
+                continue;
+            }
+            if let Err(code) = tenant.finish(&done) {
+                if let Some(slot) = self.tenants.get_mut(t as usize) {
+                    *slot = None;
+                }
+                self.fail(t, code)?;
+            }
+        }
+        Ok(any)
     }
 
     /// Stops serving tenant `t` with an error the host can read.

@@ -23,7 +23,7 @@ use kernel::{
 };
 
 use crate::abi::{DmaSegment, METADATA_RECORD_SIZE};
-use crate::model::dma_plan::{metadata_record_bytes, SegAddr, Step};
+use crate::model::dma_plan::{SegAddr, Step};
 
 /// Bytes copied per bounce from device memory to the host.
 const BOUNCE: usize = 256;
@@ -94,7 +94,7 @@ impl HostRegion {
             Step::StoreTail { dst, value, .. } => self.store_u32(dst, value),
             Step::WriteMetadata { dst, record, .. } => {
                 let (map, off) = self.segment(dst)?;
-                let bytes = metadata_record_bytes(&record);
+                let bytes = record.to_bytes();
                 const _: () = assert!(METADATA_RECORD_SIZE as usize == 32);
                 map.write_bytes(off, &bytes)
             }

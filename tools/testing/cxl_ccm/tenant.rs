@@ -17,12 +17,13 @@ use crate::model::dma_plan::{
     DmaExecutor, ExecBuffers, ExecError, ExecStats, Next, RegionLayout, ResultRecord, Step,
 };
 use crate::model::latency::Operation;
-use crate::model::scheduler::{JobId, Policy, Scheduler, WorkItem};
+use crate::model::scheduler::{JobId, Policy, Scheduler};
 use crate::model::xform::Xform;
 use crate::pacer::{now_ns, Pacer};
 use crate::proto::batcher::{Batcher, ReorderBuffer, Sequencer, StreamingFactor};
 use crate::proto::credit::DeviceCredit;
 use crate::proto::ring::{RingGeometry, RingIndex};
+use crate::uthreads::{Done, Pool, Ticket};
 
 /// Records the executor can hold (closed and open batches): bounds a batch's records.
 pub(crate) const QUEUE_RECORDS: usize = 4096;
@@ -30,8 +31,10 @@ pub(crate) const QUEUE_RECORDS: usize = 4096;
 const REORDER_WINDOW: u32 = 64;
 /// Jobs in flight per tenant: one per launch slot.
 const JOBS: usize = abi::LAUNCH_SLOTS as usize;
-/// Work items one service call runs before the engine looks at the other tenants.
+/// Work items one service call dispatches before the engine looks at the other tenants.
 const ITEMS_PER_TURN: u32 = 64;
+/// Chunks of one tenant in flight on the µthreads, out of order.
+pub(crate) const MAX_INFLIGHT: u32 = 64;
 
 /// The executor's queues, on the heap.
 pub(crate) struct HeapBuffers {
@@ -111,8 +114,10 @@ pub(crate) struct Tenant {
     exec: Exec,
     sched: KBox<Scheduler<JOBS>>,
     jobs: KVec<Job>,
-    input: KVVec<u8>,
-    output: KVVec<u8>,
+    /// Chunks handed to the µthreads and not yet collected.
+    inflight: u32,
+    /// Tells this tenant's completions from those of an earlier tenant in the same slot.
+    generation: u64,
     launches: u64,
 }
 
@@ -141,9 +146,18 @@ impl Tenant {
         windows_end: u64,
         max_segments: u32,
         round_robin: bool,
+        generation: u64,
     ) -> core::result::Result<KBox<Self>, Status> {
-        Self::try_enable(index, regs, mem, windows_end, max_segments, round_robin)
-            .map_err(|e| e.unwrap_or(abi::STATUS_BAD_CONFIG))
+        Self::try_enable(
+            index,
+            regs,
+            mem,
+            windows_end,
+            max_segments,
+            round_robin,
+            generation,
+        )
+        .map_err(|e| e.unwrap_or(abi::STATUS_BAD_CONFIG))
     }
 
     fn try_enable(
@@ -153,6 +167,7 @@ impl Tenant {
         windows_end: u64,
         max_segments: u32,
         round_robin: bool,
+        generation: u64,
     ) -> core::result::Result<KBox<Self>, Option<Status>> {
         let bad = |s: Status| Some(s);
         let t = abi::tenant_regs_offset(index);
@@ -198,14 +213,14 @@ impl Tenant {
         let at = desc_table as usize;
         mem.read_bytes(at, &mut raw)
             .map_err(|_| bad(abi::STATUS_BAD_DESCRIPTOR))?;
-        let table = descriptor_table_from_bytes(&raw);
+        let table = DescriptorTable::from_bytes(&raw);
         let mut segs = KVec::with_capacity(desc_count as usize, GFP_KERNEL).map_err(|_| None)?;
         for i in 0..desc_count as usize {
             let mut s = [0u8; size_of::<DmaSegment>()];
             let off = at + size_of::<DescriptorTable>() + i * size_of::<DmaSegment>();
             mem.read_bytes(off, &mut s)
                 .map_err(|_| bad(abi::STATUS_BAD_DESCRIPTOR))?;
-            segs.push(dma_segment_from_bytes(&s), GFP_KERNEL)
+            segs.push(DmaSegment::from_bytes(&s), GFP_KERNEL)
                 .map_err(|_| None)?;
         }
         let region = HostRegion::map(&segs).map_err(|_| bad(abi::STATUS_DMA_FAULT))?;
@@ -251,9 +266,6 @@ impl Tenant {
             .reset_tenant(tenant16, base)
             .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
         let jobs = KVec::from_elem(Job::default(), JOBS, GFP_KERNEL).map_err(|_| None)?;
-        // A chunk is at most one SF.
-        let input = KVVec::from_elem(0u8, sf as usize, GFP_KERNEL).map_err(|_| None)?;
-        let output = KVVec::from_elem(0u8, sf as usize, GFP_KERNEL).map_err(|_| None)?;
 
         // Seed the launch slots one lap behind, so no slot looks written before the host
         // writes it.
@@ -277,8 +289,8 @@ impl Tenant {
             exec,
             sched,
             jobs,
-            input,
-            output,
+            inflight: 0,
+            generation,
             launches: 0,
         };
         KBox::new(tenant, GFP_KERNEL).map_err(|_| None)
@@ -294,23 +306,29 @@ impl Tenant {
         self.launches
     }
 
-    /// Serves the tenant once: takes launches, computes up to a turn's worth of chunks, and
-    /// streams what has credit. Returns whether anything happened, or the status that stops
-    /// the tenant.
+    /// Serves the tenant once: takes launches, hands up to a turn's worth of chunks to the
+    /// µthreads, and streams what has credit. Returns whether anything happened, or the status
+    /// that stops the tenant.
     pub(crate) fn service(
         &mut self,
         mem: &MemRemap,
         pacer: &mut Pacer,
+        pool: &Pool,
     ) -> core::result::Result<bool, Status> {
         let mut busy = self.intake(mem, pacer)?;
-        busy |= self.compute(mem, pacer)?;
+        busy |= self.dispatch(pool)?;
         busy |= self.stream(mem, pacer)?;
         Ok(busy)
     }
 
+    /// The generation its µthread tickets carry.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// Room in the executor for one more completion.
     fn has_room(&self) -> bool {
-        self.exec.pending() + self.exec.held() < QUEUE_RECORDS
+        self.exec.pending() + self.exec.held() + (self.inflight as usize) < QUEUE_RECORDS
     }
 
     fn launch_slot_offset(&self, tag: u32) -> usize {
@@ -341,7 +359,7 @@ impl Tenant {
             let mut raw = [0u8; size_of::<LaunchPacket>()];
             mem.read_bytes(off, &mut raw)
                 .map_err(|_| abi::STATUS_BAD_RANGE)?;
-            let packet = launch_packet_from_bytes(&raw);
+            let packet = LaunchPacket::from_bytes(&raw);
             let alone = !matches!(self.check_packet(&packet), Ok(Some(_)));
             if alone && self.in_order && !self.sched.is_empty() {
                 // In order, a launch completed without the engine must follow every chunk of
@@ -441,69 +459,82 @@ impl Tenant {
         self.exec.complete(seq, rec).map_err(exec_status)
     }
 
-    /// Runs up to a turn's worth of chunks.
-    fn compute(&mut self, mem: &MemRemap, pacer: &mut Pacer) -> core::result::Result<bool, Status> {
-        let mut ran = 0;
-        while ran < ITEMS_PER_TURN && self.has_room() {
+    /// Hands up to a turn's worth of chunks to the µthreads.
+    fn dispatch(&mut self, pool: &Pool) -> core::result::Result<bool, Status> {
+        // In order, every result in flight or held must fit the reorder window.
+        let cap = if self.in_order {
+            REORDER_WINDOW.saturating_sub(self.exec.held() as u32)
+        } else {
+            MAX_INFLIGHT
+        };
+        let mut sent = 0;
+        while sent < ITEMS_PER_TURN && self.inflight < cap && self.has_room() {
             let Some(item) = self.sched.dispatch() else {
                 break;
             };
-            self.run(item, mem, pacer)?;
-            ran += 1;
+            let job = *self
+                .jobs
+                .get(abi::launch_slot(item.job.tag) as usize)
+                .ok_or(abi::STATUS_BAD_PACKET)?;
+            let xform = job.xform.ok_or(abi::STATUS_BAD_PACKET)?;
+            if job.tag != item.job.tag {
+                // The slot holds another launch: the intake's slot check failed.
+                return Err(abi::STATUS_ABORTED);
+            }
+            let span = xform
+                .chunk(job.input_size, item.chunk)
+                .ok_or(abi::STATUS_BAD_ARGS)?;
+            let ticket = Ticket {
+                tenant: self.index,
+                generation: self.generation,
+                item,
+                xform,
+                input: job.input_base + u64::from(span.offset),
+                output: job.output_base + u64::from(span.offset),
+                offset: span.offset,
+                length: span.length,
+            };
+            pool.submit(ticket).map_err(|_| abi::STATUS_ABORTED)?;
+            self.inflight += 1;
+            sent += 1;
         }
-        if self.sched.is_empty() {
+        if self.sched.is_empty() && self.inflight == 0 {
             // Nothing more is coming for now: do not hold a partial batch back.
             self.exec.flush();
         }
-        Ok(ran > 0)
+        Ok(sent > 0)
     }
 
-    /// Computes one chunk into device memory and hands its record to the executor.
-    fn run(
-        &mut self,
-        item: WorkItem,
-        mem: &MemRemap,
-        _pacer: &mut Pacer,
-    ) -> core::result::Result<(), Status> {
-        let slot = abi::launch_slot(item.job.tag) as usize;
-        let job = *self.jobs.get(slot).ok_or(abi::STATUS_BAD_PACKET)?;
-        let xform = job.xform.ok_or(abi::STATUS_BAD_PACKET)?;
-        let span = xform
-            .chunk(job.input_size, item.chunk)
-            .ok_or(abi::STATUS_BAD_ARGS)?;
-        let n = span.length as usize;
-        let (input, output) = (&mut self.input[..n], &mut self.output[..n]);
-        let src = (job.input_base + u64::from(span.offset)) as usize;
-        let dst = job.output_base + u64::from(span.offset);
-        mem.read_bytes(src, input)
-            .map_err(|_| abi::STATUS_BAD_RANGE)?;
-        let checksum = xform.apply_chunk(input, output).map_err(|e| e.status())?;
-        mem.write_bytes(dst as usize, output)
-            .map_err(|_| abi::STATUS_BAD_RANGE)?;
-        let done = self
+    /// Takes a chunk the µthreads computed and hands its record to the executor.
+    pub(crate) fn finish(&mut self, done: &Done) -> core::result::Result<(), Status> {
+        self.inflight = self.inflight.saturating_sub(1);
+        let t = &done.ticket;
+        let checksum = done.result?;
+        let slot = abi::launch_slot(t.item.job.tag) as usize;
+        let completion = self
             .sched
-            .complete(item.job)
+            .complete(t.item.job)
             .map_err(|_| abi::STATUS_BAD_PACKET)?;
         let last = if self.in_order {
-            item.last
+            t.item.last
         } else {
-            done.job_done
+            completion.job_done
         };
-        if done.job_done {
+        if completion.job_done {
             if let Some(j) = self.jobs.get_mut(slot) {
                 *j = Job::default();
             }
         }
         let rec = ResultRecord {
-            tag: job.tag,
-            length: span.length,
-            result_offset: u64::from(span.offset),
+            tag: t.item.job.tag,
+            length: t.length,
+            result_offset: u64::from(t.offset),
             checksum,
             flags: if last { abi::MD_FLAG_FINAL } else { 0 },
             status: 0,
-            src: dst,
+            src: t.output,
         };
-        self.exec.complete(item.seq, rec).map_err(exec_status)
+        self.exec.complete(t.item.seq, rec).map_err(exec_status)
     }
 
     /// Streams every closed batch that has credit; reads the credit line when short.
@@ -577,57 +608,5 @@ fn exec_status(e: ExecError) -> Status {
         ExecError::Credit(_) => abi::STATUS_BAD_CONFIG,
         ExecError::BadRecord | ExecError::Batch(_) => abi::STATUS_BAD_ARGS,
         _ => abi::STATUS_ABORTED,
-    }
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    let mut w = [0u8; 4];
-    if let Some(s) = b.get(at..at + 4) {
-        w.copy_from_slice(s);
-    }
-    u32::from_le_bytes(w)
-}
-
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u32_at(b, at) as u16
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from(u32_at(b, at)) | u64::from(u32_at(b, at + 4)) << 32
-}
-
-fn launch_packet_from_bytes(b: &[u8; size_of::<LaunchPacket>()]) -> LaunchPacket {
-    let mut args = [0u8; abi::MAX_ARG_SIZE as usize];
-    args.copy_from_slice(&b[offset_of!(LaunchPacket, args)..]);
-    LaunchPacket {
-        tag: u32_at(b, offset_of!(LaunchPacket, tag)),
-        kernel_id: u16_at(b, offset_of!(LaunchPacket, kernel_id)),
-        flags: u16_at(b, offset_of!(LaunchPacket, flags)),
-        tenant: u16_at(b, offset_of!(LaunchPacket, tenant)),
-        arg_size: u16_at(b, offset_of!(LaunchPacket, arg_size)),
-        input_size: u32_at(b, offset_of!(LaunchPacket, input_size)),
-        input_base: u64_at(b, offset_of!(LaunchPacket, input_base)),
-        output_base: u64_at(b, offset_of!(LaunchPacket, output_base)),
-        args,
-    }
-}
-
-fn descriptor_table_from_bytes(b: &[u8]) -> DescriptorTable {
-    DescriptorTable {
-        magic: u32_at(b, offset_of!(DescriptorTable, magic)),
-        segment_count: u32_at(b, offset_of!(DescriptorTable, segment_count)),
-        region_size: u64_at(b, offset_of!(DescriptorTable, region_size)),
-        headers_offset: u64_at(b, offset_of!(DescriptorTable, headers_offset)),
-        metadata_offset: u64_at(b, offset_of!(DescriptorTable, metadata_offset)),
-        payload_offset: u64_at(b, offset_of!(DescriptorTable, payload_offset)),
-        reserved: [0; 3],
-    }
-}
-
-fn dma_segment_from_bytes(b: &[u8]) -> DmaSegment {
-    DmaSegment {
-        bus_addr: u64_at(b, offset_of!(DmaSegment, bus_addr)),
-        len: u32_at(b, offset_of!(DmaSegment, len)),
-        flags: u32_at(b, offset_of!(DmaSegment, flags)),
     }
 }

@@ -11,9 +11,7 @@ use ccm_devmodel::abi::{
     crc32c, DescriptorTable, DmaSegment, MetadataRecord, DESCRIPTOR_MAGIC, DMA_SEGMENT_ALIGN,
     DMA_SEG_LAST, METADATA_RECORD_SIZE,
 };
-use ccm_devmodel::dma_plan::{
-    metadata_record_bytes, metadata_record_from_bytes, Ring, SegAddr, Step,
-};
+use ccm_devmodel::dma_plan::{Ring, SegAddr, Step};
 use ccm_devmodel::proto::credit::{HeadPublisher, PublishPolicy};
 use ccm_devmodel::proto::gap_head::{bitmap_words, GapHead};
 use ccm_devmodel::proto::ring::{RingGeometry, RingIndex};
@@ -197,7 +195,7 @@ impl Sim {
                 }
                 self.metadata_busy[slot as usize] = true;
                 self.region[at as usize..at as usize + METADATA_RECORD_SIZE as usize]
-                    .copy_from_slice(&metadata_record_bytes(&record));
+                    .copy_from_slice(&record.to_bytes());
             }
         }
         Ok(())
@@ -221,7 +219,7 @@ impl Sim {
             + u64::from((seq & self.md.mask()) * METADATA_RECORD_SIZE)) as usize;
         let mut b = [0u8; METADATA_RECORD_SIZE as usize];
         b.copy_from_slice(&self.region[at..at + METADATA_RECORD_SIZE as usize]);
-        metadata_record_from_bytes(&b)
+        MetadataRecord::from_bytes(&b)
     }
 
     pub fn slots(&self, len: u32) -> u32 {

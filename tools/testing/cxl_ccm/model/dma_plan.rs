@@ -543,7 +543,7 @@ pub enum Step {
         /// The new free-running tail.
         value: u32,
     },
-    /// Write one metadata record ([`metadata_record_bytes`]).
+    /// Write one metadata record ([`MetadataRecord::to_bytes`]).
     WriteMetadata {
         /// Destination.
         dst: SegAddr,
@@ -552,38 +552,6 @@ pub enum Step {
         /// The record.
         record: MetadataRecord,
     },
-}
-
-/// The little-endian bytes of a metadata record, as written into a metadata slot.
-pub fn metadata_record_bytes(r: &MetadataRecord) -> [u8; METADATA_RECORD_SIZE as usize] {
-    let mut out = [0u8; METADATA_RECORD_SIZE as usize];
-    out[0x00..0x04].copy_from_slice(&r.seq.to_le_bytes());
-    out[0x04..0x08].copy_from_slice(&r.tag.to_le_bytes());
-    out[0x08..0x0C].copy_from_slice(&r.payload_index.to_le_bytes());
-    out[0x0C..0x10].copy_from_slice(&r.length.to_le_bytes());
-    out[0x10..0x18].copy_from_slice(&r.result_offset.to_le_bytes());
-    out[0x18..0x1C].copy_from_slice(&r.checksum.to_le_bytes());
-    out[0x1C..0x1E].copy_from_slice(&r.flags.to_le_bytes());
-    out[0x1E..0x20].copy_from_slice(&r.status.to_le_bytes());
-    out
-}
-
-const fn le32(b: &[u8; METADATA_RECORD_SIZE as usize], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-/// Decodes the little-endian bytes of a metadata slot (the host's read).
-pub const fn metadata_record_from_bytes(b: &[u8; METADATA_RECORD_SIZE as usize]) -> MetadataRecord {
-    MetadataRecord {
-        seq: le32(b, 0x00),
-        tag: le32(b, 0x04),
-        payload_index: le32(b, 0x08),
-        length: le32(b, 0x0C),
-        result_offset: le32(b, 0x10) as u64 | (le32(b, 0x14) as u64) << 32,
-        checksum: le32(b, 0x18),
-        flags: u16::from_le_bytes([b[0x1C], b[0x1D]]),
-        status: u16::from_le_bytes([b[0x1E], b[0x1F]]),
-    }
 }
 
 /// Errors of step generation.

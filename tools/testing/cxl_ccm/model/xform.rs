@@ -123,6 +123,9 @@ impl XformOp {
     }
 }
 
+/// The CRC32C state a chunk's checksum starts from (see [`Xform::apply_piece`]).
+pub const CRC_START: u32 = !0;
+
 /// One chunk of a launch's output: `length` bytes at byte `offset`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ChunkSpan {
@@ -261,14 +264,27 @@ impl Xform {
     /// Transforms one chunk: `input` into `output` (of the same length, a multiple of 4, at most
     /// `chunk_size`); returns the CRC32C of the output bytes.
     pub fn apply_chunk(&self, input: &[u8], output: &mut [u8]) -> Result<u32, XformError> {
-        if input.len() != output.len() {
-            return Err(XformError::OutputSizeMismatch);
-        }
         let len = Self::check_input(input.len())?;
         if len > self.chunk_size {
             return Err(XformError::ChunkTooLarge);
         }
-        let mut crc = !0u32;
+        Ok(!self.apply_piece(input, output, CRC_START)?)
+    }
+
+    /// Transforms one piece of a chunk (a multiple of 4 bytes) and continues the chunk's CRC32C
+    /// state `crc` (start with [`CRC_START`]; the checksum is the final state inverted). Lets an
+    /// engine stream a chunk through a small buffer.
+    pub fn apply_piece(
+        &self,
+        input: &[u8],
+        output: &mut [u8],
+        crc: u32,
+    ) -> Result<u32, XformError> {
+        if input.len() != output.len() {
+            return Err(XformError::OutputSizeMismatch);
+        }
+        Self::check_input(input.len())?;
+        let mut crc = crc;
         for (src, dst) in input
             .chunks_exact(WORD as usize)
             .zip(output.chunks_exact_mut(WORD as usize))
@@ -278,7 +294,7 @@ impl Xform {
             dst.copy_from_slice(&out);
             crc = crc32c_update(crc, &out);
         }
-        Ok(!crc)
+        Ok(crc)
     }
 
     /// Transforms a whole input into `output` (of the same length) chunk by chunk, lazily: each

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The near-memory engine's µthreads: N worker threads that compute chunks (AXLE §IV-B, "the
+//! CCM scheduler partitions the task such that each µthread processes a fixed-size input
+//! vector").
+//!
+//! The device's engine thread dispatches work items from each tenant's scheduler into a shared
+//! queue of [`Ticket`]s; a worker takes one, runs the kernel over device memory (input to
+//! output) and queues a [`Done`] with the chunk's checksum; the engine collects completions and
+//! hands them to the tenant's DMA executor. Workers finish in any order, which is one source of
+//! out-of-order results (round-robin scheduling is the other).
+//!
+//! A ticket carries its tenant's *generation*: a tenant disabled while its chunks are computed
+//! is gone when they complete, and a later tenant in the same slot has another generation, so
+//! stale completions are dropped rather than streamed into the wrong rings.
+
+use kernel::{
+    kthread::{self, KThread},
+    memremap::MemRemap,
+    new_condvar, new_mutex,
+    prelude::*,
+    shared_mem::SharedMem,
+    sync::{Arc, CondVar, Mutex},
+};
+
+use crate::abi;
+use crate::model::scheduler::WorkItem;
+use crate::model::xform::{Xform, CRC_START};
+
+/// Bytes a worker moves per step: the kernel streams a chunk through a buffer on its stack.
+const PIECE: usize = 256;
+
+/// One chunk to compute.
+#[derive(Clone, Copy)]
+pub(crate) struct Ticket {
+    pub(crate) tenant: u32,
+    pub(crate) generation: u64,
+    pub(crate) item: WorkItem,
+    pub(crate) xform: Xform,
+    /// Device-memory offsets of the chunk's input and output.
+    pub(crate) input: u64,
+    pub(crate) output: u64,
+    /// Byte offset of the chunk in the launch's output.
+    pub(crate) offset: u32,
+    pub(crate) length: u32,
+}
+
+/// A computed chunk: its CRC32C, or the status it failed with.
+#[derive(Clone, Copy)]
+pub(crate) struct Done {
+    pub(crate) ticket: Ticket,
+    pub(crate) result: core::result::Result<u32, u16>,
+}
+
+/// A bounded FIFO on the heap.
+///
+/// # Invariants
+///
+/// `slots[(head + i) % slots.len()]` is `Some` exactly for `i < len`.
+struct Fifo<T> {
+    slots: KVec<Option<T>>,
+    head: usize,
+    len: usize,
+}
+
+impl<T: Copy> Fifo<T> {
+    fn new(capacity: usize) -> Result<Self> {
+        let mut slots = KVec::with_capacity(capacity, GFP_KERNEL)?;
+        for _ in 0..capacity {
+            slots.push(None, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            slots,
+            head: 0,
+            len: 0,
+        })
+    }
+
+    fn push(&mut self, v: T) -> core::result::Result<(), T> {
+        let cap = self.slots.len();
+        if self.len == cap {
+            return Err(v);
+        }
+        let at = (self.head + self.len) % cap;
+        match self.slots.get_mut(at) {
+            Some(slot) => {
+                *slot = Some(v);
+                self.len += 1;
+                Ok(())
+            }
+            None => Err(v),
+        }
+    }
+
+    fn pop(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let v = self.slots.get_mut(self.head).and_then(Option::take);
+        self.head = (self.head + 1) % self.slots.len();
+        self.len -= 1;
+        v
+    }
+}
+
+struct Queues {
+    todo: Fifo<Ticket>,
+    done: Fifo<Done>,
+}
+
+/// The work queues shared by the engine and the workers.
+#[pin_data]
+pub(crate) struct Pool {
+    #[pin]
+    queues: Mutex<Queues>,
+    #[pin]
+    work: CondVar,
+    mem: Arc<MemRemap>,
+}
+
+impl Pool {
+    /// A pool for `capacity` tickets in flight over device memory `mem`.
+    pub(crate) fn new(capacity: usize, mem: Arc<MemRemap>) -> Result<Arc<Self>> {
+        let queues = Queues {
+            todo: Fifo::new(capacity)?,
+            done: Fifo::new(capacity)?,
+        };
+        Arc::pin_init(
+            pin_init!(Pool {
+                queues <- new_mutex!(queues),
+                work <- new_condvar!(),
+                mem,
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Queues a ticket; gives it back if the queue is full (the engine bounds what it has in
+    /// flight, so this means a bookkeeping bug).
+    pub(crate) fn submit(&self, t: Ticket) -> core::result::Result<(), Ticket> {
+        self.queues.lock().todo.push(t)?;
+        self.work.notify_one();
+        Ok(())
+    }
+
+    /// Takes the next completion.
+    pub(crate) fn collect(&self) -> Option<Done> {
+        self.queues.lock().done.pop()
+    }
+
+    /// A worker's loop: compute tickets until asked to stop.
+    fn serve(&self) -> i32 {
+        loop {
+            let ticket = {
+                let mut q = self.queues.lock();
+                loop {
+                    if kthread::should_stop() {
+                        return 0;
+                    }
+                    if let Some(t) = q.todo.pop() {
+                        break t;
+                    }
+                    // `kthread_stop` wakes the thread; the timeout only bounds a lost wake-up.
+                    let _ = self.work.wait_interruptible_timeout(&mut q, 100);
+                }
+            };
+            let result = compute(&self.mem, &ticket);
+            let done = Done { ticket, result };
+            // Cannot be full: `done` has room for every ticket in flight.
+            let _ = self.queues.lock().done.push(done);
+        }
+    }
+}
+
+/// Runs the kernel over one chunk: input to output in device memory, piece by piece.
+fn compute(mem: &MemRemap, t: &Ticket) -> core::result::Result<u32, u16> {
+    let mut input = [0u8; PIECE];
+    let mut output = [0u8; PIECE];
+    let mut crc = CRC_START;
+    let mut done = 0usize;
+    let len = t.length as usize;
+    let (src, dst) = (t.input as usize, t.output as usize);
+    while done < len {
+        let n = (len - done).min(PIECE);
+        mem.read_bytes(src + done, &mut input[..n])
+            .map_err(|_| abi::STATUS_BAD_RANGE)?;
+        crc = t
+            .xform
+            .apply_piece(&input[..n], &mut output[..n], crc)
+            .map_err(|e| e.status())?;
+        mem.write_bytes(dst + done, &output[..n])
+            .map_err(|_| abi::STATUS_BAD_RANGE)?;
+        done += n;
+    }
+    Ok(!crc)
+}
+
+/// The worker threads of one device; stopping them (drop) waits for each to finish its chunk.
+pub(crate) struct UThreads {
+    _threads: KVec<KThread>,
+}
+
+impl UThreads {
+    /// Starts `n` workers on `pool`.
+    pub(crate) fn start(n: u32, device: u32, pool: &Arc<Pool>) -> Result<Self> {
+        let mut threads = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+        for i in 0..n {
+            let p = pool.clone();
+            let t = KThread::spawn(kernel::fmt!("cxl_ccm.{device}/u{i}"), move || p.serve())?;
+            threads.push(t, GFP_KERNEL)?;
+        }
+        Ok(Self { _threads: threads })
+    }
+}
