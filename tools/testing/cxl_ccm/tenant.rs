@@ -498,6 +498,9 @@ impl Tenant {
             self.inflight += 1;
             sent += 1;
         }
+        if sent > 0 {
+            pool.kick();
+        }
         if self.sched.is_empty() && self.inflight == 0 {
             // Nothing more is coming for now: do not hold a partial batch back.
             self.exec.flush();

@@ -29,6 +29,8 @@ use crate::model::xform::{Xform, CRC_START};
 
 /// Bytes a worker moves per step: the kernel streams a chunk through a buffer on its stack.
 const PIECE: usize = 256;
+/// Tickets a worker takes per lock round trip (fewer if fewer are queued).
+const GRAB: usize = 8;
 
 /// One chunk to compute.
 #[derive(Clone, Copy)]
@@ -136,11 +138,15 @@ impl Pool {
     }
 
     /// Queues a ticket; gives it back if the queue is full (the engine bounds what it has in
-    /// flight, so this means a bookkeeping bug).
+    /// flight, so this means a bookkeeping bug). Workers see it after [`Pool::kick`].
     pub(crate) fn submit(&self, t: Ticket) -> core::result::Result<(), Ticket> {
-        self.queues.lock().todo.push(t)?;
-        self.work.notify_one();
-        Ok(())
+        self.queues.lock().todo.push(t)
+    }
+
+    /// Wakes the workers for the tickets submitted since the last kick: one wake-up per batch
+    /// rather than per ticket.
+    pub(crate) fn kick(&self) {
+        self.work.notify_all();
     }
 
     /// Takes the next completion.
@@ -148,26 +154,40 @@ impl Pool {
         self.queues.lock().done.pop()
     }
 
-    /// A worker's loop: compute tickets until asked to stop.
+    /// A worker's loop: compute tickets, a few per lock round trip, until asked to stop.
     fn serve(&self) -> i32 {
+        let mut batch = [None; GRAB];
         loop {
-            let ticket = {
+            {
                 let mut q = self.queues.lock();
                 loop {
                     if kthread::should_stop() {
                         return 0;
                     }
-                    if let Some(t) = q.todo.pop() {
-                        break t;
+                    if q.todo.len > 0 {
+                        break;
                     }
                     // `kthread_stop` wakes the thread; the timeout only bounds a lost wake-up.
                     let _ = self.work.wait_interruptible_timeout(&mut q, 100);
                 }
-            };
-            let result = compute(&self.mem, &ticket);
-            let done = Done { ticket, result };
+                for slot in batch.iter_mut() {
+                    *slot = q.todo.pop();
+                }
+            }
+            let mut out = [None; GRAB];
+            for (t, o) in batch.iter().zip(out.iter_mut()) {
+                if let Some(ticket) = t {
+                    *o = Some(Done {
+                        ticket: *ticket,
+                        result: compute(&self.mem, ticket),
+                    });
+                }
+            }
+            let mut q = self.queues.lock();
             // Cannot be full: `done` has room for every ticket in flight.
-            let _ = self.queues.lock().done.push(done);
+            for d in out.into_iter().flatten() {
+                let _ = q.done.push(d);
+            }
         }
     }
 }
