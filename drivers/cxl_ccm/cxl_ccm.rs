@@ -37,6 +37,8 @@ pub mod abi;
 pub mod proto;
 
 use proto::tenant_config::{DeviceLimits, TenantConfig, TenantRequest, PAGE_BYTES};
+/// `/sys/kernel/debug/cxl_ccmN/stats`.
+mod debugfs;
 /// A tenant: its region, rings and data plane.
 mod tenant;
 /// The user ABI (`include/uapi/linux/cxl_ccm.h`).
@@ -560,6 +562,7 @@ struct Bound {
     dev: Arc<CcmDev>,
     #[pin]
     misc: MiscDeviceRegistration<CcmFile>,
+    _debugfs: kernel::debugfs::Dir,
 }
 
 struct CcmDriver;
@@ -614,7 +617,17 @@ impl PlatformDriver for CcmDriver {
             mode: 0o600,
         };
         let misc = MiscDeviceRegistration::register(opts, &CCM_FOPS, dev.clone())?;
-        let bound = KBox::pin_init(try_pin_init!(Bound { dev, misc <- misc }), GFP_KERNEL)?;
+        let mut dir = kernel::debugfs::Dir::new(&name);
+        let stats = Arc::new(debugfs::DeviceStats { dev: dev.clone() }, GFP_KERNEL)?;
+        dir.show_file(kernel::c_str!("stats"), stats)?;
+        let bound = KBox::pin_init(
+            try_pin_init!(Bound {
+                dev,
+                misc <- misc,
+                _debugfs: dir,
+            }),
+            GFP_KERNEL,
+        )?;
         pr_info!(
             "/dev/{}: ABI {}.{}, {} MiB device memory, {} tenants\n",
             &*name,

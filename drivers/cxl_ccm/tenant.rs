@@ -99,6 +99,9 @@ impl Layout {
 #[derive(Clone, Copy, Default)]
 struct Counters {
     launched: u64,
+    /// Launches that waited for a free launch slot, and how long.
+    launch_waits: u64,
+    launch_wait_ns: u64,
     completed: u64,
     polls: u64,
     empty_polls: u64,
@@ -155,6 +158,9 @@ pub(crate) struct TenantCore {
     state: Mutex<RingState>,
     #[pin]
     wq: WaitQueue,
+    /// Where the poller sleeps while nobody waits.
+    #[pin]
+    arm_wq: WaitQueue,
     /// The next launch tag; held across a launch, so tags reach the device in order and a
     /// failed launch consumes none.
     #[pin]
@@ -251,8 +257,11 @@ fn poller(core: Arc<TenantCore>) -> i32 {
     let interval_us = core.cfg.poll_interval_ns / 1000;
     while !kthread::should_stop() {
         if !core.armed.load(Ordering::Acquire) {
-            // Woken by `arm()`; the timeout only bounds a lost wake-up.
-            kthread::schedule_timeout_interruptible(usize::MAX >> 1);
+            // Queued before the check, so an `arm()` in between is not lost; `kthread_stop`
+            // wakes the thread too. A kernel thread gets no signals, so this cannot fail.
+            let _ = core.arm_wq.wait_interruptible_timeout(None, || {
+                core.armed.load(Ordering::Acquire) || kthread::should_stop()
+            });
             continue;
         }
         match core.scan() {
@@ -352,6 +361,7 @@ impl Tenant {
                 layout,
                 state <- new_mutex!(state),
                 wq <- new_wait_queue!(),
+                arm_wq <- new_wait_queue!(),
                 launch <- new_mutex!(arg.index_base),
                 scanned: AtomicU32::new(arg.index_base),
                 armed: AtomicBool::new(false),
@@ -507,8 +517,16 @@ impl Tenant {
         &self.core
     }
 
-    /// `CXL_CCM_IOC_LAUNCH`.
+    /// `CXL_CCM_IOC_LAUNCH`; a failed launch counts as an error in the statistics.
     pub(crate) fn launch(&self, arg: &uapi::Launch) -> Result<u32> {
+        let result = self.try_launch(arg);
+        if result.is_err() {
+            self.core.state.lock().counters.errors += 1;
+        }
+        result
+    }
+
+    fn try_launch(&self, arg: &uapi::Launch) -> Result<u32> {
         if arg.flags & !uapi::LAUNCH_SYNC != 0 || arg.reserved != [0; 2] {
             pr_warn_ratelimited!("LAUNCH: unknown flags or nonzero reserved fields\n");
             return Err(EINVAL);
@@ -585,12 +603,24 @@ impl Tenant {
             let h = RingIndex::new(head.load(Ordering::Acquire));
             RingIndex::new(tag).distance_from(h) < abi::LAUNCH_SLOTS
         };
+        if free() {
+            return Ok(());
+        }
+        let start = crate::pacer_now_ns();
+        let result = self.wait_launch_slot_slow(free);
+        let mut st = self.core.state.lock();
+        st.counters.launch_waits += 1;
+        st.counters.launch_wait_ns += crate::pacer_now_ns().saturating_sub(start);
+        result
+    }
+
+    fn wait_launch_slot_slow(&self, free: impl Fn() -> bool) -> Result {
         while !free() {
             if self.tenant_error()?.is_some() {
                 return Err(EIO);
             }
             // The device takes packets within microseconds unless it is stalled for credit.
-            self.core.wq.wait_interruptible_timeout(Some(1), free)?;
+            self.core.wq.wait_interruptible_timeout(Some(1), &free)?;
         }
         Ok(())
     }
@@ -706,15 +736,16 @@ impl Tenant {
         }
         arg.metadata_head_published = st.md_pub.published().raw();
         arg.payload_head_published = st.pl_pub.published().raw();
+        if result.is_err() {
+            st.counters.errors += 1;
+        }
         result
     }
 
     /// Asks the poller to poll until records arrive.
     fn arm(&self) {
         self.core.armed.store(true, Ordering::Release);
-        if let Some(p) = &self.poller {
-            p.wake();
-        }
+        self.core.arm_wq.wake_all();
     }
 
     /// `CXL_CCM_IOC_WAIT`.
@@ -828,7 +859,8 @@ impl Tenant {
             launches_completed: c.completed,
             records: dev.records.wrapping_sub(b.records),
             payload_bytes: dev.payload_bytes.wrapping_sub(b.payload_bytes),
-            backpressure_waits: dev.credit_stalls.wrapping_sub(b.credit_stalls),
+            backpressure_waits: c.launch_waits,
+            backpressure_ns: c.launch_wait_ns,
             credit_stalls: dev.credit_stalls.wrapping_sub(b.credit_stalls),
             dma_batches: dev.dma_batches.wrapping_sub(b.dma_batches),
             polls: c.polls,

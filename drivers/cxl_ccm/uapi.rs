@@ -271,8 +271,10 @@ pub struct Stats {
 }
 
 /// [`IOC_WAIT`]: block until at least `min_records` records are ready past the caller's metadata
-/// head. Returns 0, or `ETIMEDOUT` after `timeout_ns` (the out fields are written in both cases),
-/// or `EINTR`.
+/// head. Returns 0, or `EAGAIN` (`timeout_ns` 0 and not ready) or `ETIMEDOUT` after `timeout_ns`
+/// (the out fields are written in these three cases), `EINTR`, `EIO` (the device stopped the
+/// tenant or broke the ring protocol) or `ENODEV`. The head must lie between the released
+/// metadata head and the tail (else `EINVAL`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Wait {

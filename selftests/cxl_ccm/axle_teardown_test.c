@@ -12,11 +12,15 @@
  *   the records they held, closing is clean; binding again gives a device
  *   whose new tenant works;
  * - all tenants of a device taken: one more CONFIGURE is EBUSY until one
- *   file is closed, and the tenant that takes its place starts clean.
+ *   file is closed, and the tenant that takes its place starts clean;
+ * - the device itself removed (cxl_ccm_dev unloaded) under a streaming
+ *   tenant: the file's calls get ENODEV, closing is clean, and loading the
+ *   device module again gives devices whose new tenants work.
  *
  * "Works" means a STREAM_XFORM whose every record is checked (axle_lib.h).
  * kmemleak and the kernel-log checks of `make check` watch every step.
  */
+#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -360,6 +364,80 @@ TEST_F_TIMEOUT(teardown, tenant_limit, 60)
 	for (i = 0; i < n; i++)
 		axle_close(&t[i]);
 	free(t);
+}
+
+#define DEV_PARAMS "/sys/module/cxl_ccm_dev/parameters/"
+
+/* "modprobe cxl_ccm_dev name=value ..." with every current parameter value. */
+static int reload_command(char *cmd, size_t len)
+{
+	DIR *d = opendir(DEV_PARAMS);
+	struct dirent *e;
+	size_t used;
+
+	if (!d)
+		return -1;
+	used = snprintf(cmd, len, "modprobe cxl_ccm_dev");
+	while ((e = readdir(d)) && used < len) {
+		char path[320], value[64];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), DEV_PARAMS "%s", e->d_name);
+		f = fopen(path, "r");
+		if (!f || !fgets(value, sizeof(value), f)) {
+			if (f)
+				fclose(f);
+			closedir(d);
+			return -1;
+		}
+		fclose(f);
+		value[strcspn(value, "\n")] = 0;
+		used += snprintf(cmd + used, len - used, " %s=%s", e->d_name, value);
+	}
+	closedir(d);
+	return used < len ? 0 : -1;
+}
+
+/*
+ * Unload the device module under a streaming tenant: the devices go, the
+ * driver unbinds them (stopping every tenant first), the tenant's calls get
+ * ENODEV and closing it is clean. Loading the module again with the same
+ * parameters brings the devices back, and a new tenant works.
+ */
+TEST_F_TIMEOUT(teardown, device_removed_while_streaming, 60)
+{
+	const char *node = "/dev/cxl_ccm3";
+	struct cxl_ccm_launch l;
+	struct axle_tenant t;
+	struct axle_run r;
+	char cmd[1024];
+	__u64 t0;
+
+	if (!axle_open_or_skip(_metadata, &t, node))
+		return;
+	ASSERT_EQ(0, reload_command(cmd, sizeof(cmd)));
+	start_stream(_metadata, &t, &r, 0xfffffffa, 8, 16384);
+	wait_records(_metadata, &t, 8);
+
+	ASSERT_EQ(0, system("modprobe -r cxl_ccm_dev")) TH_LOG("unloading the device module");
+	EXPECT_NE(0, access(node, F_OK));
+	l = axle_xform_launch(0, 64, CXL_CCM_XFORM_OP_XOR, 32, 1);
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(t.fd, CXL_CCM_IOC_LAUNCH, &l));
+	EXPECT_EQ(ENODEV, errno);
+	/* What was streamed before the removal is still intact. */
+	axle_poll(_metadata, &r);
+	axle_run_free(&r);
+	axle_close(&t);
+
+	ASSERT_EQ(0, system(cmd)) TH_LOG("%s", cmd);
+	t0 = axle_now_ns();
+	while (access(node, F_OK) && axle_now_ns() - t0 < 5000 * MS)
+		axle_sleep_ns(MS);
+	ASSERT_EQ(0, access(node, F_OK)) TH_LOG("%s did not come back", node);
+	fresh_tenant_works(_metadata, node, 0x7fffffff);
 }
 
 TEST_HARNESS_MAIN

@@ -712,6 +712,45 @@ TEST_F(stream, stats_reset)
 }
 
 /*
+ * /sys/kernel/debug/cxl_ccm0/stats shows the device's per-tenant counters: a
+ * tenant's line appears once it is configured and counts its records.
+ */
+TEST_F(stream, debugfs_stats)
+{
+	struct cxl_ccm_configure cfg = axle_config(16, 64, 32, 128, CXL_CCM_ORDER_OUT_OF_ORDER,
+						   7, 16384);
+	unsigned int tenant, status, error, found = 0;
+	unsigned long long launches, records, bytes;
+	struct axle_run *r = &self->r;
+	char line[256];
+	FILE *f;
+
+	axle_tenant_setup(_metadata, &self->t, &cfg);
+	axle_run_init(_metadata, r, &self->t, 1024, axle_seed(_metadata));
+	axle_launch(_metadata, r, CXL_CCM_XFORM_OP_XOR, 3, 512, 64);
+	axle_drain(_metadata, r);
+	f = fopen("/sys/kernel/debug/cxl_ccm0/stats", "r");
+	if (!f && errno == ENOENT)
+		SKIP(return, "debugfs is not mounted");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(line, sizeof(line), f));
+	EXPECT_EQ(0, strncmp(line, "dev_status 0x1 ", 15)) TH_LOG("%s", line);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%u %x %u %llu %llu %llu", &tenant, &status, &error, &launches,
+			   &records, &bytes) != 6 || tenant != self->t.cfg.tenant)
+			continue;
+		found = 1;
+		EXPECT_EQ(1U, status) TH_LOG("%s", line);
+		EXPECT_EQ(0U, error);
+		EXPECT_EQ(1ULL, launches);
+		EXPECT_EQ(8ULL, records);
+		EXPECT_EQ(512ULL, bytes);
+	}
+	fclose(f);
+	EXPECT_TRUE(found) TH_LOG("no line for tenant %u", self->t.cfg.tenant);
+}
+
+/*
  * The drain rule: a consumer that releases everything it received but never
  * asks for CXL_CCM_RELEASE_PUBLISH still gets all its results through small
  * rings (the driver publishes the heads once they reach the tail).

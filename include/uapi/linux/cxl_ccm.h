@@ -35,8 +35,9 @@
  * values: the slot of counter i is i & (capacity - 1), and two counters are
  * compared only by wrapping subtraction. They start at cfg.index_base.
  *
- * The ring memory is mapped uncached: a slot reused on the next lap is never
- * read from a stale cache line. The device writes a record's payload, then the
+ * The ring memory bypasses the cache (it is mapped write-combining, in the
+ * kernel and in user space): a slot reused on the next lap is never read from
+ * a stale cache line. The device writes a record's payload, then the
  * payload tail, then the record, then the metadata tail, with write barriers in
  * between, so a record read below an acquired metadata tail has a complete
  * payload.
@@ -359,7 +360,10 @@ struct cxl_ccm_release_entry {
  * @reserved: in: 0
  *
  * Payload may be released in any order; the payload head advances over the
- * contiguous released prefix only (the gap-aware head).
+ * contiguous released prefix only (the gap-aware head). An entry of length 0
+ * (an empty record) releases nothing. Releasing a slot that was not received
+ * or is already released fails with EINVAL; the out fields are written
+ * then too.
  */
 struct cxl_ccm_release {
 	__u64 entries;
@@ -426,8 +430,11 @@ struct cxl_ccm_stats {
  * @reserved0: in: 0
  * @reserved: in: 0
  *
- * Returns 0 once @ready >= @min_records, or fails with ETIMEDOUT (the out
- * fields are written in both cases) or EINTR.
+ * Returns 0 once @ready >= @min_records, or fails with EAGAIN (@timeout_ns
+ * 0 and not ready), ETIMEDOUT (the out fields are written in these three
+ * cases), EINTR, EIO (the device stopped the tenant or broke the ring
+ * protocol) or ENODEV (unbound). @metadata_head must lie between the head
+ * last released with CXL_CCM_RELEASE_METADATA and the tail (else EINVAL).
  */
 struct cxl_ccm_wait {
 	__u32 min_records;

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! debugfs directories holding read-only files whose contents a Rust type renders.
+//!
+//! C header: [`include/linux/debugfs.h`](srctree/include/linux/debugfs.h)
+//!
+//! A [`Dir`] owns the data of its files: [`Dir::show_file`] takes an `Arc` of a type that
+//! implements [`Show`], and dropping the directory first removes it with all its files —
+//! `debugfs_remove()` waits for reads in progress and cuts off later ones — and only then drops
+//! the data. A file therefore never outlives its data, and no code of the module runs after the
+//! directory is gone: the file operations other than `open` and `show` are the kernel's own
+//! `seq_file` helpers.
+//!
+//! debugfs is for debugging: creation failures are not errors (the directory or file is then
+//! simply missing), as `Documentation/filesystems/debugfs.rst` asks.
+//!
+//! # Examples
+//!
+//! ```
+//! use core::fmt::Write;
+//! use kernel::{c_str, debugfs::{Dir, SeqWriter, Show}, sync::Arc};
+//!
+//! struct Answer(u32);
+//! impl Show for Answer {
+//!     fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
+//!         writeln!(out, "answer: {}", self.0)
+//!     }
+//! }
+//!
+//! let mut dir = Dir::new(c_str!("rust_debugfs_doctest"));
+//! dir.show_file(c_str!("answer"), Arc::new(Answer(42), GFP_KERNEL)?)?;
+//! drop(dir);
+//! # Ok::<(), Error>(())
+//! ```
+
+use crate::{
+    bindings,
+    ffi::{c_int, c_void},
+    prelude::*,
+    str::CStr,
+    sync::Arc,
+};
+use core::{fmt, marker::PhantomData};
+
+/// Renders the contents of a debugfs file.
+pub trait Show: Send + Sync {
+    /// Writes the file's contents; called for every read from the start of the file.
+    fn show(&self, out: &mut SeqWriter<'_>) -> fmt::Result;
+}
+
+/// The output of a [`Show::show`] call (a `seq_file`).
+pub struct SeqWriter<'a> {
+    m: *mut bindings::seq_file,
+    _p: PhantomData<&'a mut bindings::seq_file>,
+}
+
+impl fmt::Write for SeqWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        // SAFETY: `m` is the `seq_file` of the `show` call this writer lives in; `seq_write`
+        // copies `s` and records an overflow itself (the read is then retried with more room).
+        unsafe { bindings::seq_write(self.m, s.as_ptr().cast(), s.len()) };
+        Ok(())
+    }
+}
+
+/// A debugfs directory and the data of the files in it.
+///
+/// # Invariants
+///
+/// `dentry` is what `debugfs_create_dir` returned (possibly an error pointer, which the debugfs
+/// functions accept and ignore). Every file in it was created with a pointer into one of `data`.
+pub struct Dir {
+    dentry: *mut bindings::dentry,
+    data: KVec<Arc<dyn Show>>,
+}
+
+// SAFETY: the dentry pointer is only passed to debugfs functions, which may be called from any
+// thread; the data is `Send + Sync`.
+unsafe impl Send for Dir {}
+// SAFETY: as above; `&Dir` exposes nothing but the creation of sub-entries.
+unsafe impl Sync for Dir {}
+
+impl Dir {
+    /// Creates a directory at the debugfs root.
+    ///
+    /// There are no subdirectories: removing a parent removes its children, so a child `Dir`
+    /// dropped later would remove a dentry that is gone.
+    pub fn new(name: &CStr) -> Self {
+        // SAFETY: `name` is a valid C string; a null parent is the debugfs root.
+        let dentry =
+            unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), core::ptr::null_mut()) };
+        // INVARIANT: no file yet.
+        Self {
+            dentry,
+            data: KVec::new(),
+        }
+    }
+
+    /// Creates a read-only file whose contents `data` renders; the directory keeps `data`.
+    ///
+    /// Fails only if there is no memory to keep `data`.
+    pub fn show_file<T: Show + 'static>(&mut self, name: &CStr, data: Arc<T>) -> Result {
+        let ptr = (&*data as *const T).cast::<c_void>().cast_mut();
+        self.data.push(data, GFP_KERNEL)?;
+        // SAFETY: `name` is a valid C string and `dentry` a directory (or an error pointer);
+        // `ptr` stays valid until the directory is removed (it is kept in `data`, which drop
+        // frees only after `debugfs_remove`); the fops are a static table.
+        unsafe {
+            bindings::debugfs_create_file(
+                name.as_char_ptr(),
+                0o444,
+                self.dentry,
+                ptr,
+                ShowFops::<T>::build(),
+            )
+        };
+        Ok(())
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        // SAFETY: `dentry` came from `debugfs_create_dir` (type invariant); removal is
+        // recursive and waits for the users of every file, after which no `show` runs.
+        unsafe { bindings::debugfs_remove(self.dentry) };
+        // Only now may the files' data go (the fields drop after this).
+    }
+}
+
+struct ShowFops<T>(PhantomData<T>);
+
+impl<T: Show> ShowFops<T> {
+    const VTABLE: bindings::file_operations = bindings::file_operations {
+        open: Some(show_open::<T>),
+        read: Some(bindings::seq_read),
+        llseek: Some(bindings::seq_lseek),
+        release: Some(bindings::single_release),
+        // SAFETY: all-zero is a valid `file_operations` (no other callbacks, no owner: no code
+        // of the module runs once the directory is removed, see the module documentation).
+        ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+    };
+
+    fn build() -> &'static bindings::file_operations {
+        &Self::VTABLE
+    }
+}
+
+/// # Safety
+///
+/// Called by debugfs for a file created by [`Dir::show_file`] with a `T`.
+unsafe extern "C" fn show_open<T: Show>(
+    inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: `inode` is the file's inode; `i_private` is the `T` given at creation.
+    let data = unsafe { (*inode).i_private };
+    // SAFETY: `file` is being opened; `single_open` sets up its `seq_file` with `data`.
+    unsafe { bindings::single_open(file, Some(show_seq::<T>), data) }
+}
+
+/// # Safety
+///
+/// Called by `seq_read` for a file opened by `show_open::<T>`.
+unsafe extern "C" fn show_seq<T: Show>(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
+    // SAFETY: `private` is the `T` of `show_open`, alive while the file is registered, and reads
+    // are drained before it is removed.
+    let data = unsafe { &*(*m).private.cast::<T>() };
+    let mut out = SeqWriter { m, _p: PhantomData };
+    match data.show(&mut out) {
+        Ok(()) => 0,
+        Err(_) => EINVAL.to_errno(),
+    }
+}
