@@ -120,7 +120,7 @@ pub const REGISTER_MAGIC: u32 = u32::from_le_bytes(*b"CCMR");
 /// Major version of this ABI. Incompatible layout changes increment it.
 pub const ABI_VERSION_MAJOR: u16 = 1;
 /// Minor version of this ABI. Compatible additions (meanings for reserved fields) increment it.
-pub const ABI_VERSION_MINOR: u16 = 0;
+pub const ABI_VERSION_MINOR: u16 = 1;
 /// [`GlobalRegs::version`] of a device implementing exactly this file.
 pub const ABI_VERSION: u32 = version(ABI_VERSION_MAJOR, ABI_VERSION_MINOR);
 
@@ -322,6 +322,19 @@ pub const REG_DEV_STATUS: usize = 0x44;
 /// Register [`GlobalRegs::heartbeat`] (RO, u32). Device increments it at least every 10 ms while
 /// [`DEV_STATUS_READY`]. Host reads it to detect a dead device.
 pub const REG_HEARTBEAT: usize = 0x48;
+/// Register [`GlobalRegs::link_cxl_mem_rtt_ns`] (RO, u32, since 1.1). A software device that
+/// models the link writes the CXL.mem round trip the host should add to its own CXL.mem
+/// accesses, so that both sides pay the modelled link; hardware writes 0 (its link costs itself).
+pub const REG_LINK_CXL_MEM_RTT_NS: usize = 0x50;
+/// Register [`GlobalRegs::link_cxl_io_rtt_ns`] (RO, u32, since 1.1): as above, for CXL.io
+/// accesses (the mailbox).
+pub const REG_LINK_CXL_IO_RTT_NS: usize = 0x54;
+/// Register [`GlobalRegs::link_ps_per_byte`] (RO, u32, since 1.1): as above, the transfer cost of
+/// bulk CXL.mem loads, in picoseconds per byte.
+pub const REG_LINK_PS_PER_BYTE: usize = 0x58;
+/// Register [`GlobalRegs::link_remote_poll_ns`] (RO, u32, since 1.1): the remote polling interval
+/// the device's model assumes (RP), the default for a tenant that asks for none.
+pub const REG_LINK_REMOTE_POLL_NS: usize = 0x5C;
 
 /// [`GlobalRegs::dev_ctrl`]: the device may run tenants.
 pub const DEV_CTRL_ENABLE: u32 = 1 << 0;
@@ -369,8 +382,16 @@ pub struct GlobalRegs {
     pub heartbeat: u32,
     /// Zero.
     pub reserved0: u32,
+    /// [`REG_LINK_CXL_MEM_RTT_NS`].
+    pub link_cxl_mem_rtt_ns: u32,
+    /// [`REG_LINK_CXL_IO_RTT_NS`].
+    pub link_cxl_io_rtt_ns: u32,
+    /// [`REG_LINK_PS_PER_BYTE`].
+    pub link_ps_per_byte: u32,
+    /// [`REG_LINK_REMOTE_POLL_NS`].
+    pub link_remote_poll_ns: u32,
     /// Zero; room for later global registers.
-    pub reserved: [u64; 22],
+    pub reserved: [u64; 20],
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1092,7 +1113,11 @@ assert_layout!(GlobalRegs, size = 0x100, align = 8, {
     dev_status @ REG_DEV_STATUS,
     heartbeat @ REG_HEARTBEAT,
     reserved0 @ 0x4C,
-    reserved @ 0x50,
+    link_cxl_mem_rtt_ns @ REG_LINK_CXL_MEM_RTT_NS,
+    link_cxl_io_rtt_ns @ REG_LINK_CXL_IO_RTT_NS,
+    link_ps_per_byte @ REG_LINK_PS_PER_BYTE,
+    link_remote_poll_ns @ REG_LINK_REMOTE_POLL_NS,
+    reserved @ 0x60,
 });
 
 assert_layout!(TenantRegs, size = 0x100, align = 8, {

@@ -39,6 +39,10 @@ pub mod proto;
 use proto::tenant_config::{DeviceLimits, TenantConfig, TenantRequest, PAGE_BYTES};
 /// `/sys/kernel/debug/cxl_ccmN/stats`.
 mod debugfs;
+/// RP and BS: results copied from device memory into the rings by the driver.
+mod host_copy;
+/// The link costs the host pays on a software device.
+mod link;
 /// A tenant: its region, rings and data plane.
 mod tenant;
 /// The user ABI (`include/uapi/linux/cxl_ccm.h`).
@@ -119,6 +123,7 @@ struct Identity {
     max_ring_slots: u32,
     max_segments: u32,
     tenant_windows: u64,
+    link: link::Link,
 }
 
 fn read_identity(regs: &MemRemap) -> Result<Identity> {
@@ -155,6 +160,13 @@ fn read_identity(regs: &MemRemap) -> Result<Identity> {
         max_ring_slots: r32(abi::REG_MAX_RING_SLOTS)?,
         max_segments: r32(abi::REG_MAX_SEGMENTS)?,
         tenant_windows: r64(abi::REG_TENANT_WINDOWS)?,
+        // Reserved (zero) before ABI 1.1: nothing to model.
+        link: link::Link {
+            cxl_mem_rtt_ns: u64::from(r32(abi::REG_LINK_CXL_MEM_RTT_NS)?),
+            cxl_io_rtt_ns: u64::from(r32(abi::REG_LINK_CXL_IO_RTT_NS)?),
+            ps_per_byte: u64::from(r32(abi::REG_LINK_PS_PER_BYTE)?),
+            remote_poll_ns: u64::from(r32(abi::REG_LINK_REMOTE_POLL_NS)?),
+        },
     };
     if id.max_tenants == 0 || id.max_tenants > abi::MAX_TENANTS {
         pr_err!(

@@ -37,6 +37,8 @@ use kernel::{
 };
 
 use crate::abi::{self, DescriptorTable, DmaSegment, LaunchPacket, RingHeaders};
+use crate::host_copy::{CopyJob, Producer, Rings};
+use crate::link::Link;
 use crate::proto::credit::{HeadPublisher, PublishPolicy};
 use crate::proto::gap_head::{bitmap_words, GapHead};
 use crate::proto::ring::RingIndex;
@@ -146,11 +148,28 @@ struct RingState {
     baseline: DeviceBaseline,
     /// A record failed its checks: the device broke the protocol. Sticky.
     broken: bool,
+    /// RP and BS: the driver writes the rings from the results in device memory.
+    producer: Producer,
+    /// RP: the launch whose mailbox command is outstanding, and the last doorbell rung.
+    rp: Option<RpLaunch>,
+    mbox_seq: u32,
+}
+
+/// An RP launch enqueued in the mailbox.
+#[derive(Clone, Copy)]
+struct RpLaunch {
+    seq: u32,
+    tag: u32,
+    chunk: u32,
+    src: u64,
 }
 
 /// What the poller and the file share.
 #[pin_data]
 pub(crate) struct TenantCore {
+    dev: Arc<CcmDev>,
+    index: u32,
+    link: Link,
     region: Arc<PinnedPages>,
     cfg: TenantConfig,
     layout: Layout,
@@ -180,12 +199,7 @@ impl TenantCore {
         self.region.atomic_u32(off)
     }
 
-    /// Checks the records the device published since the last scan; returns how many.
-    fn scan(&self) -> Result<u32> {
-        let mut st = self.state.lock();
-        self.scan_locked(&mut st)
-    }
-
+    /// Checks the records published since the last scan; returns how many.
     fn scan_locked(&self, st: &mut RingState) -> Result<u32> {
         if st.broken {
             return Err(EIO);
@@ -238,6 +252,109 @@ impl TenantCore {
         Err(EIO)
     }
 
+    /// Moves the host-driven modes forward: RP polls the mailbox, RP and BS copy results into
+    /// the rings while there is room; then scans. Returns the new records.
+    fn progress(&self) -> Result<u32> {
+        let mut st = self.state.lock();
+        if self.cfg.mode == abi::MODE_RP {
+            self.rp_poll(&mut st)?;
+        }
+        if st.producer.is_pending() {
+            self.drain(&mut st)?;
+        }
+        self.scan_locked(&mut st)
+    }
+
+    /// RP: one remote poll of the mailbox; at completion, reads the answer, dequeues the
+    /// command and queues the results for copying.
+    fn rp_poll(&self, st: &mut RingState) -> Result {
+        let Some(rp) = st.rp else {
+            return Ok(());
+        };
+        let hw_guard = self.dev.hw.lock();
+        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let t = abi::tenant_regs_offset(self.index);
+        let reg32 = |o: usize| hw.regs.atomic_u32(t + o);
+        self.link.io_read();
+        // Acquire: pairs with the device's release of `mbox_done` after status and result.
+        let done = reg32(abi::TREG_MBOX_DONE)?.load(Ordering::Acquire);
+        st.counters.polls += 1;
+        if done != rp.seq {
+            st.counters.empty_polls += 1;
+            return Ok(());
+        }
+        self.link.io_read();
+        let status = reg32(abi::TREG_MBOX_STATUS)?.load(Ordering::Relaxed);
+        self.link.io_read();
+        let bytes = hw
+            .regs
+            .atomic_u64(t + abi::TREG_MBOX_RET)?
+            .load(Ordering::Relaxed);
+        // Dequeue: the next command, its argument, then the doorbell.
+        let seq = rp.seq.wrapping_add(1);
+        reg32(abi::TREG_MBOX_CMD)?.store(abi::MBOX_CMD_DEQUEUE, Ordering::Relaxed);
+        reg32(abi::TREG_MBOX_ARG)?.store(rp.tag, Ordering::Relaxed);
+        reg32(abi::TREG_MBOX_DOORBELL)?.store(seq, Ordering::Release);
+        for _ in 0..3 {
+            self.link.io_write();
+        }
+        // The device answers a dequeue at once: poll it remotely, for at most 100 ms.
+        let start = crate::pacer_now_ns();
+        let acked = loop {
+            self.link.io_read();
+            if reg32(abi::TREG_MBOX_DONE)?.load(Ordering::Acquire) == seq {
+                break true;
+            }
+            if crate::pacer_now_ns().saturating_sub(start) > 100_000_000 {
+                break false;
+            }
+            kthread::usleep_range(1, 2);
+        };
+        if !acked {
+            pr_warn_ratelimited!(
+                "tenant {}: the device did not dequeue within 100 ms\n",
+                self.index
+            );
+            return Err(EIO);
+        }
+        st.mbox_seq = seq;
+        st.rp = None;
+        let status = u16::try_from(status).unwrap_or(abi::STATUS_ABORTED);
+        st.producer.push(CopyJob {
+            tag: rp.tag,
+            status,
+            src: rp.src,
+            bytes: if status == 0 { bytes } else { 0 },
+            chunk: rp.chunk,
+            done: 0,
+        })
+    }
+
+    /// RP and BS: copies queued results into the rings, as far as the released heads allow.
+    fn drain(&self, st: &mut RingState) -> Result {
+        let hw_guard = self.dev.hw.lock();
+        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let rings = Rings {
+            region: &self.region,
+            metadata_offset: self.layout.metadata_offset,
+            payload_offset: self.layout.payload_offset,
+            metadata: self.cfg.metadata,
+            payload: self.cfg.payload,
+            slot_size: self.cfg.streaming_factor.slot_size(),
+        };
+        let (pl_head, md_head) = (st.gap.head(), st.md_head);
+        st.producer
+            .drain(&rings, pl_head, md_head, &hw.mem, &self.link)?;
+        Ok(())
+    }
+
+    /// RP work the poller must keep driving even if nobody waits: the remote polls of an
+    /// outstanding launch. (Results waiting for room need a `RELEASE`, which copies them itself;
+    /// polling for them would only burn the CPU the consumer needs.)
+    fn host_work_pending(&self) -> bool {
+        self.state.lock().rp.is_some()
+    }
+
     /// Records ready after `head`, from the last scan.
     fn ready_after(&self, head: u32) -> u32 {
         RingIndex::new(self.scanned.load(Ordering::Acquire)).distance_from(RingIndex::new(head))
@@ -254,7 +371,12 @@ impl TenantCore {
 
 /// The poller thread: polls the metadata tail at the tenant's interval while someone waits.
 fn poller(core: Arc<TenantCore>) -> i32 {
-    let interval_us = core.cfg.poll_interval_ns / 1000;
+    // RP polls the mailbox at the remote polling interval (the device's model if none given).
+    let interval_ns = match (core.cfg.mode, core.cfg.poll_interval_ns) {
+        (abi::MODE_RP, 0) => core.link.remote_poll_ns,
+        (_, ns) => ns,
+    };
+    let interval_us = interval_ns / 1000;
     while !kthread::should_stop() {
         if !core.armed.load(Ordering::Acquire) {
             // Queued before the check, so an `arm()` in between is not lost; `kthread_stop`
@@ -264,14 +386,24 @@ fn poller(core: Arc<TenantCore>) -> i32 {
             });
             continue;
         }
-        match core.scan() {
+        match core.progress() {
+            Ok(0) if core.host_work_pending() => {}
             Ok(0) => {}
             Ok(_) | Err(_) => {
-                core.armed.store(false, Ordering::Release);
+                if !core.host_work_pending() {
+                    core.armed.store(false, Ordering::Release);
+                }
                 core.wq.wake_all();
             }
         }
-        if interval_us == 0 {
+        if interval_ns > 0 && interval_us == 0 {
+            // Below a microsecond: spin the rest of the interval.
+            let until = crate::pacer_now_ns() + interval_ns;
+            while crate::pacer_now_ns() < until {
+                core::hint::spin_loop();
+            }
+            kthread::cond_resched();
+        } else if interval_us == 0 {
             // Busy polling, as configured; still let others run.
             kthread::cond_resched();
         } else {
@@ -353,9 +485,15 @@ impl Tenant {
             counters: Counters::default(),
             baseline: DeviceBaseline::default(),
             broken: false,
+            producer: Producer::new(arg.index_base)?,
+            rp: None,
+            mbox_seq: arg.index_base.wrapping_sub(1),
         };
         let core = Arc::pin_init(
             pin_init!(TenantCore {
+                dev: dev.clone(),
+                index,
+                link: dev.id.link,
                 region,
                 cfg,
                 layout,
@@ -460,6 +598,8 @@ impl Tenant {
             },
         )?;
         w32(abi::TREG_INDEX_BASE, arg.index_base)?;
+        // The mailbox's first command rings `index_base`: start the doorbell one behind.
+        w32(abi::TREG_MBOX_DOORBELL, arg.index_base.wrapping_sub(1))?;
         w64(abi::TREG_MEM_BASE, l.part_base)?;
         w64(abi::TREG_MEM_SIZE, l.part_size)?;
         w64(abi::TREG_DESC_TABLE, l.desc_table)?;
@@ -566,14 +706,33 @@ impl Tenant {
             );
             return Err(EINVAL);
         }
+        let mode = self.core.cfg.mode;
+        if mode != abi::MODE_AXLE && !self.core.state.lock().producer.has_room() {
+            pr_warn_ratelimited!(
+                "LAUNCH: {} completed launches wait for room in the rings: release first\n",
+                crate::host_copy::MAX_PENDING
+            );
+            return Err(EBUSY);
+        }
         let mut next_tag = self.core.launch.lock();
         let tag = *next_tag;
-        self.wait_launch_slot(tag)?;
+        match mode {
+            abi::MODE_AXLE => self.wait_launch_slot(tag)?,
+            // One mailbox command at a time: the previous launch must be dequeued.
+            abi::MODE_RP => self.wait_rp_idle()?,
+            // The previous BS launch returned at its completion: its slot is free.
+            _ => {}
+        }
+        let sync = if mode == abi::MODE_BS {
+            abi::LAUNCH_FLAG_SYNC
+        } else {
+            0
+        };
         let packet = LaunchPacket {
             tag,
             // Cannot truncate: checked against KERNEL_ID_LIMIT and MAX_ARG_SIZE above.
             kernel_id: arg.kernel_id as u16,
-            flags: arg.flags as u16,
+            flags: arg.flags as u16 | sync,
             tenant: self.index as u16,
             arg_size: arg.arg_size as u16,
             input_size,
@@ -582,17 +741,131 @@ impl Tenant {
             args: arg.args,
         };
         let bytes = packet.to_bytes();
+        // Lock order: the ring state before the hardware (as `progress` takes them).
+        let mut rp_state = (mode == abi::MODE_RP).then(|| self.core.state.lock());
         let hw_guard = self.dev.hw.lock();
         let hw = hw_guard.as_ref().ok_or(ENODEV)?;
         let slot = l.launch_slot(tag);
         // The packet, then the tag: the device acquires the tag and then reads the packet.
         hw.mem.write_bytes(slot + 4, &bytes[4..])?;
         hw.mem.atomic_u32(slot)?.store(tag, Ordering::Release);
+        self.core.link.mem_store();
+        // The chunk the results are cut into in the rings (RP, BS), as the device would.
+        let xa = abi::StreamXformArgs::from_bytes(&arg.args);
+        let chunk = match xa.chunk_size {
+            0 => self.core.cfg.streaming_factor.bytes(),
+            c => c,
+        };
+        let src = l.output + arg.input_offset;
+        if let Some(st) = rp_state.as_mut() {
+            let seq = st.mbox_seq.wrapping_add(1);
+            let t = abi::tenant_regs_offset(self.index);
+            let reg32 = |o: usize| hw.regs.atomic_u32(t + o);
+            reg32(abi::TREG_MBOX_CMD)?.store(abi::MBOX_CMD_ENQUEUE, Ordering::Relaxed);
+            reg32(abi::TREG_MBOX_ARG)?.store(tag, Ordering::Relaxed);
+            reg32(abi::TREG_MBOX_DOORBELL)?.store(seq, Ordering::Release);
+            for _ in 0..3 {
+                self.core.link.io_write();
+            }
+            st.mbox_seq = seq;
+            st.rp = Some(RpLaunch {
+                seq,
+                tag,
+                chunk,
+                src,
+            });
+        }
         drop(hw_guard);
+        drop(rp_state);
         *next_tag = tag.wrapping_add(1);
         drop(next_tag);
         self.core.state.lock().counters.launched += 1;
+        match mode {
+            abi::MODE_RP => self.arm(),
+            abi::MODE_BS => self.wait_sync(tag, chunk, src)?,
+            _ => {}
+        }
         Ok(tag)
+    }
+
+    /// RP: blocks until no launch is outstanding in the mailbox, polling it meanwhile.
+    fn wait_rp_idle(&self) -> Result {
+        loop {
+            self.core.progress()?;
+            if self.core.state.lock().rp.is_none() {
+                return Ok(());
+            }
+            if kernel::current!().signal_pending() {
+                return Err(ERESTARTSYS);
+            }
+            let ns = self
+                .core
+                .link
+                .remote_poll_ns
+                .max(self.core.cfg.poll_interval_ns);
+            kthread::usleep_range(ns / 1000, ns / 1000 + 1);
+        }
+    }
+
+    /// BS: the launch store is answered at completion; the core is stalled until then. Then the
+    /// results are loaded into the rings (as far as they fit; the rest as `RELEASE` frees room).
+    fn wait_sync(&self, tag: u32, chunk: u32, src: u64) -> Result {
+        let at = self.core.layout.window as usize + abi::TWIN_COMPLETION;
+        let start = crate::pacer_now_ns();
+        let (status, bytes) = loop {
+            {
+                let hw_guard = self.dev.hw.lock();
+                let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+                let done = hw
+                    .mem
+                    .atomic_u32(at + offset_of!(abi::SyncCompletion, done_tag))?;
+                // Acquire: pairs with the device's release after status and result.
+                if done.load(Ordering::Acquire) == tag {
+                    let status = hw
+                        .mem
+                        .atomic_u32(at + offset_of!(abi::SyncCompletion, status))?
+                        .load(Ordering::Relaxed);
+                    let bytes = hw
+                        .mem
+                        .atomic_u64(at + offset_of!(abi::SyncCompletion, result_bytes))?
+                        .load(Ordering::Relaxed);
+                    break (status, bytes);
+                }
+            }
+            if crate::pacer_now_ns().saturating_sub(start) > 10_000_000_000 {
+                pr_err!(
+                    "tenant {}: sync launch {} unanswered for 10 s\n",
+                    self.index,
+                    tag
+                );
+                return Err(errno(kernel::bindings::ETIMEDOUT));
+            }
+            if self.tenant_error()?.is_some() {
+                return Err(EIO);
+            }
+            if kernel::current!().signal_pending() {
+                // The device still completes the launch; a later sync launch waits for its own
+                // tag, so the stale answer is never taken for it.
+                return Err(ERESTARTSYS);
+            }
+            kthread::cond_resched();
+        };
+        // The store's response crosses the link.
+        self.core.link.mem_load();
+        let status = u16::try_from(status).unwrap_or(abi::STATUS_ABORTED);
+        let mut st = self.core.state.lock();
+        st.producer.push(CopyJob {
+            tag,
+            status,
+            src,
+            bytes: if status == 0 { bytes } else { 0 },
+            chunk,
+            done: 0,
+        })?;
+        drop(st);
+        self.core.progress()?;
+        self.core.wq.wake_all();
+        Ok(())
     }
 
     /// Blocks while every launch slot holds a packet the device has not taken.
@@ -739,6 +1012,12 @@ impl Tenant {
         if result.is_err() {
             st.counters.errors += 1;
         }
+        if st.producer.is_pending() {
+            // RP, BS: the room just released takes the results that waited for it.
+            core.drain(&mut st)?;
+            drop(st);
+            core.wq.wake_all();
+        }
         result
     }
 
@@ -811,7 +1090,7 @@ impl Tenant {
                 continue;
             }
             // A poller error leaves `broken` set: report it.
-            core.scan()?;
+            core.progress()?;
         }
     }
 
@@ -850,6 +1129,17 @@ impl Tenant {
             }
         };
         let mut st = self.core.state.lock();
+        let dev = if self.core.cfg.mode == abi::MODE_AXLE {
+            dev
+        } else {
+            // RP and BS: the driver itself writes the rings, one copy per record.
+            DeviceBaseline {
+                records: st.producer.records,
+                payload_bytes: st.producer.bytes,
+                credit_stalls: 0,
+                dma_batches: 0,
+            }
+        };
         let c = st.counters;
         let b = st.baseline;
         *arg = uapi::Stats {

@@ -4,8 +4,9 @@
  * (cxl_ccm_dev.ko on cxl_test) is bound by cxl_ccm.ko, has a /dev/cxl_ccmN,
  * and CXL_CCM_IOC_INFO reports what the device's registers and the device
  * module's parameters say; malformed calls get the right errno. The device
- * serves AXLE (out of order and in order) with the STREAM_XFORM kernel; the
- * baseline modes are not implemented yet and must say so (EOPNOTSUPP).
+ * serves AXLE (out of order and in order), RP and BS with the STREAM_XFORM
+ * kernel; the interrupt mode is not implemented yet and must say so
+ * (EOPNOTSUPP).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -97,8 +98,9 @@ TEST_F(ccm, info_matches_device)
 	EXPECT_EQ(0, info.reserved0);
 	ASSERT_EQ(0, read_u64(PARAMS "dev_mem_size", &mem_size));
 	EXPECT_EQ(mem_size, info.mem_size);
-	/* AXLE in both streaming orders, one kernel; nothing else yet. */
-	EXPECT_EQ(CXL_CCM_CAP_MODE_AXLE | CXL_CCM_CAP_IN_ORDER, info.caps);
+	/* AXLE in both streaming orders, the RP and BS baselines, one kernel. */
+	EXPECT_EQ(CXL_CCM_CAP_MODE_AXLE | CXL_CCM_CAP_MODE_RP | CXL_CCM_CAP_MODE_BS |
+		  CXL_CCM_CAP_IN_ORDER, info.caps);
 	EXPECT_EQ(1ULL << CXL_CCM_KERNEL_STREAM_XFORM, info.kernels);
 }
 
@@ -186,10 +188,10 @@ TEST_F(ccm, configure_validation)
 	EXPECT_EQ(EBUSY, errno);
 }
 
-/* The baseline modes are not served yet: refused, not silently accepted. */
-TEST_F(ccm, baseline_modes_not_implemented)
+/* The interrupt mode is not served yet: refused, not silently accepted. */
+TEST_F(ccm, interrupt_mode_not_implemented)
 {
-	__u32 modes[] = { CXL_CCM_MODE_RP, CXL_CCM_MODE_BS, CXL_CCM_MODE_AXLE_IRQ };
+	__u32 modes[] = { CXL_CCM_MODE_AXLE_IRQ };
 	struct cxl_ccm_launch launch;
 	struct cxl_ccm_configure c;
 	unsigned int i;

@@ -183,7 +183,7 @@ struct CcmDevice {
 }
 
 /// Writes the register block's reset state.
-fn reset(regs: &MemRemap, mem_size: u64) -> Result {
+fn reset(regs: &MemRemap, mem_size: u64, latency: &LatencyModel) -> Result {
     let zero = [0u8; 256];
     let mut off = 0;
     while off < abi::REGISTER_BLOCK_SIZE {
@@ -193,8 +193,9 @@ fn reset(regs: &MemRemap, mem_size: u64) -> Result {
     let r32 = |o: usize, v: u32| regs.atomic_u32(o).map(|r| r.store(v, Ordering::Relaxed));
     let r64 = |o: usize, v: u64| regs.atomic_u64(o).map(|r| r.store(v, Ordering::Relaxed));
     r32(abi::REG_VERSION, abi::ABI_VERSION)?;
-    // AXLE, streamed out of order or in order; one kernel.
-    r64(abi::REG_CAPS, abi::CAP_MODE_AXLE | abi::CAP_IN_ORDER)?;
+    // AXLE (streamed out of order or in order) and the RP and BS baselines; one kernel.
+    let caps = abi::CAP_MODE_AXLE | abi::CAP_MODE_RP | abi::CAP_MODE_BS | abi::CAP_IN_ORDER;
+    r64(abi::REG_CAPS, caps)?;
     r64(abi::REG_KERNELS, 1 << abi::KERNEL_STREAM_XFORM)?;
     r64(abi::REG_MEM_SIZE, mem_size)?;
     r64(abi::REG_TENANT_WINDOWS, 0)?;
@@ -203,6 +204,16 @@ fn reset(regs: &MemRemap, mem_size: u64) -> Result {
     r32(abi::REG_MIN_SLOT_SIZE, abi::MIN_SLOT_SIZE)?;
     r32(abi::REG_MAX_SLOT_SIZE, abi::MAX_SLOT_SIZE)?;
     r32(abi::REG_MAX_RING_SLOTS, MAX_RING_SLOTS)?;
+    // The link the host must model on its side (every value fits: the model caps delays at
+    // 100 ms and the per-byte cost at 1 MB/s).
+    let link = |p: Param| u32::try_from(latency.get(p)).unwrap_or(u32::MAX);
+    r32(abi::REG_LINK_CXL_MEM_RTT_NS, link(Param::CxlMemRtt))?;
+    r32(abi::REG_LINK_CXL_IO_RTT_NS, link(Param::CxlIoRtt))?;
+    r32(abi::REG_LINK_PS_PER_BYTE, link(Param::DmaPsPerByte))?;
+    r32(
+        abi::REG_LINK_REMOTE_POLL_NS,
+        link(Param::RemotePollInterval),
+    )?;
     r32(abi::REG_MAX_SEGMENTS, MAX_SEGMENTS)?;
     // Not ready until the host enables the device (see `engine`).
     r32(abi::REG_DEV_STATUS, 0)?;
@@ -259,7 +270,7 @@ impl kernel::Module for CcmDevModule {
                 size: mem,
             };
             let regs = Arc::new(MemRemap::new(regs_res, MapMode::WriteBack)?, GFP_KERNEL)?;
-            reset(&regs, mem)?;
+            reset(&regs, mem, &latency)?;
             let dev_mem = Arc::new(MemRemap::new(mem_res, MapMode::WriteBack)?, GFP_KERNEL)?;
             let inflight = abi::MAX_TENANTS as usize * tenant::MAX_INFLIGHT as usize;
             let pool = uthreads::Pool::new(inflight, dev_mem.clone())?;

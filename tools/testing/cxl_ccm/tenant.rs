@@ -9,9 +9,9 @@
 
 use core::mem::{offset_of, size_of};
 use core::sync::atomic::Ordering;
-use kernel::{memremap::MemRemap, prelude::*, shared_mem::SharedMem};
+use kernel::{memremap::MemRemap, prelude::*, shared_mem::SharedMem, sync::Arc};
 
-use crate::abi::{self, DescriptorTable, DmaSegment, LaunchPacket, RingHeaders};
+use crate::abi::{self, DescriptorTable, DmaSegment, LaunchPacket, RingHeaders, SyncCompletion};
 use crate::host_dma::HostRegion;
 use crate::model::dma_plan::{
     DmaExecutor, ExecBuffers, ExecError, ExecStats, Next, RegionLayout, ResultRecord, Step,
@@ -101,6 +101,14 @@ pub(crate) type Status = u16;
 /// What the device needs to serve one tenant.
 pub(crate) struct Tenant {
     index: u32,
+    /// `MODE_AXLE`, `MODE_RP` or `MODE_BS`.
+    mode: u32,
+    /// Device memory and the register block (RP answers in the mailbox registers).
+    mem: Arc<MemRemap>,
+    regs: Arc<MemRemap>,
+    /// RP: the last doorbell value handled, and the ENQUEUE whose kernel runs.
+    mbox_seen: u32,
+    mbox_pending: Option<u32>,
     in_order: bool,
     streaming_factor: u32,
     /// The tenant's device-memory partition.
@@ -141,8 +149,8 @@ impl Tenant {
     /// reported as `STATUS_BAD_CONFIG` too, so the host sees a refusal either way.
     pub(crate) fn enable(
         index: u32,
-        regs: &MemRemap,
-        mem: &MemRemap,
+        regs: &Arc<MemRemap>,
+        mem: &Arc<MemRemap>,
         windows_end: u64,
         max_segments: u32,
         round_robin: bool,
@@ -162,8 +170,8 @@ impl Tenant {
 
     fn try_enable(
         index: u32,
-        regs: &MemRemap,
-        mem: &MemRemap,
+        regs: &Arc<MemRemap>,
+        mem: &Arc<MemRemap>,
         windows_end: u64,
         max_segments: u32,
         round_robin: bool,
@@ -186,7 +194,8 @@ impl Tenant {
         let desc_count = get32(abi::TREG_DESC_COUNT)?;
 
         let mem_size = mem.size() as u64;
-        if mode != abi::MODE_AXLE || order > abi::ORDER_IN_ORDER {
+        let served = [abi::MODE_AXLE, abi::MODE_RP, abi::MODE_BS];
+        if !served.contains(&mode) || order > abi::ORDER_IN_ORDER {
             return Err(bad(abi::STATUS_BAD_CONFIG));
         }
         if part_base < windows_end || !inside(part_base, part_size, windows_end, mem_size) {
@@ -276,8 +285,23 @@ impl Tenant {
                 .map_err(|_| bad(abi::STATUS_BAD_RANGE))?
                 .store(abi::launch_slot_initial_tag(slot, base), Ordering::Relaxed);
         }
+        // The sync completion and the mailbox start one behind the first tag / sequence number;
+        // a doorbell left from an earlier tenant is taken as already handled.
+        let done_tag = window + abi::TWIN_COMPLETION + offset_of!(SyncCompletion, done_tag);
+        mem.atomic_u32(done_tag)
+            .map_err(|_| bad(abi::STATUS_BAD_RANGE))?
+            .store(base.wrapping_sub(1), Ordering::Relaxed);
+        let mbox_seen = get32(abi::TREG_MBOX_DOORBELL)?;
+        regs.atomic_u32(t + abi::TREG_MBOX_DONE)
+            .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?
+            .store(base.wrapping_sub(1), Ordering::Release);
         let tenant = Self {
             index,
+            mode,
+            mem: mem.clone(),
+            regs: regs.clone(),
+            mbox_seen,
+            mbox_pending: None,
             in_order,
             streaming_factor: sf,
             part_base,
@@ -315,9 +339,15 @@ impl Tenant {
         pacer: &mut Pacer,
         pool: &Pool,
     ) -> core::result::Result<bool, Status> {
-        let mut busy = self.intake(mem, pacer)?;
+        let mut busy = if self.mode == abi::MODE_RP {
+            self.intake_mailbox()?
+        } else {
+            self.intake(mem, pacer)?
+        };
         busy |= self.dispatch(pool)?;
-        busy |= self.stream(mem, pacer)?;
+        if self.mode == abi::MODE_AXLE {
+            busy |= self.stream(mem, pacer)?;
+        }
         Ok(busy)
     }
 
@@ -366,25 +396,28 @@ impl Tenant {
                 // the launches before it: wait until they are all dispatched.
                 break;
             }
-            self.accept(&packet, pacer)?;
+            self.accept(&packet)?;
             self.next_launch = tag.wrapping_add(1);
             self.launches += 1;
             taken = true;
-            // The slot is free again: tell the host (a DMA of the launch head).
-            pacer.charge(Operation::Dma {
-                bytes: 4,
-                segments: 1,
-            });
-            self.region
-                .store_u32(self.launch_head_at, self.next_launch)
-                .map_err(|_| abi::STATUS_DMA_FAULT)?;
+            if self.mode == abi::MODE_AXLE {
+                // The slot is free again: tell the host (a DMA of the launch head). A BS host
+                // is stalled until the completion, which frees the slot too.
+                pacer.charge(Operation::Dma {
+                    bytes: 4,
+                    segments: 1,
+                });
+                self.region
+                    .store_u32(self.launch_head_at, self.next_launch)
+                    .map_err(|_| abi::STATUS_DMA_FAULT)?;
+            }
         }
         Ok(taken)
     }
 
     /// Validates a packet and queues its job, or completes it at once with an error or empty
     /// final record.
-    fn accept(&mut self, p: &LaunchPacket, _pacer: &mut Pacer) -> core::result::Result<(), Status> {
+    fn accept(&mut self, p: &LaunchPacket) -> core::result::Result<(), Status> {
         match self.check_packet(p) {
             Ok(Some(job)) => {
                 let chunks = job
@@ -403,6 +436,8 @@ impl Tenant {
                 }
                 Ok(())
             }
+            Ok(None) if self.mode != abi::MODE_AXLE => self.complete_host(p.tag, 0, 0),
+            Err(status) if self.mode != abi::MODE_AXLE => self.complete_host(p.tag, status, 0),
             Ok(None) => self.complete_alone(p.tag, 0),
             Err(status) => self.complete_alone(p.tag, status),
         }
@@ -413,8 +448,10 @@ impl Tenant {
         if p.kernel_id != abi::KERNEL_STREAM_XFORM {
             return Err(abi::STATUS_BAD_KERNEL);
         }
+        // SYNC is the BS flow, and the BS flow is nothing but SYNC launches.
+        let sync = p.flags & abi::LAUNCH_FLAG_SYNC != 0;
         if p.flags & !abi::LAUNCH_FLAGS_KNOWN != 0
-            || p.flags & abi::LAUNCH_FLAG_SYNC != 0
+            || sync != (self.mode == abi::MODE_BS)
             || u32::from(p.tenant) != self.index
         {
             return Err(abi::STATUS_BAD_PACKET);
@@ -438,6 +475,93 @@ impl Tenant {
             input_size: size,
             output_base: p.output_base,
         }))
+    }
+
+    /// RP: handles a new mailbox command, if the doorbell rang and no kernel is running.
+    fn intake_mailbox(&mut self) -> core::result::Result<bool, Status> {
+        if self.mbox_pending.is_some() {
+            return Ok(false);
+        }
+        let t = abi::tenant_regs_offset(self.index);
+        let reg = |o: usize| {
+            self.regs
+                .atomic_u32(t + o)
+                .map_err(|_| abi::STATUS_BAD_CONFIG)
+        };
+        // Acquire: the command and its argument were written before the doorbell.
+        let bell = reg(abi::TREG_MBOX_DOORBELL)?.load(Ordering::Acquire);
+        if bell == self.mbox_seen {
+            return Ok(false);
+        }
+        self.mbox_seen = bell;
+        let cmd = reg(abi::TREG_MBOX_CMD)?.load(Ordering::Relaxed);
+        let arg = reg(abi::TREG_MBOX_ARG)?.load(Ordering::Relaxed);
+        self.mbox_pending = Some(bell);
+        match cmd {
+            abi::MBOX_CMD_NOP | abi::MBOX_CMD_DEQUEUE => self.complete_host(arg, 0, 0)?,
+            abi::MBOX_CMD_ENQUEUE => {
+                let off = self.launch_slot_offset(arg);
+                let mut raw = [0u8; size_of::<LaunchPacket>()];
+                self.mem
+                    .read_bytes(off, &mut raw)
+                    .map_err(|_| abi::STATUS_BAD_RANGE)?;
+                let packet = LaunchPacket::from_bytes(&raw);
+                let job_free = self
+                    .jobs
+                    .get(abi::launch_slot(arg) as usize)
+                    .is_some_and(|j| j.xform.is_none());
+                if packet.tag != arg || !job_free {
+                    self.complete_host(arg, abi::STATUS_BAD_PACKET, 0)?;
+                } else {
+                    self.launches += 1;
+                    self.accept(&packet)?;
+                }
+            }
+            _ => self.complete_host(arg, abi::STATUS_BAD_COMMAND, 0)?,
+        }
+        Ok(true)
+    }
+
+    /// RP and BS: answers a launch (or a mailbox command) at completion. BS writes the sync
+    /// completion in device memory; RP the mailbox registers. Status and result first, then the
+    /// word the host polls, with release.
+    fn complete_host(
+        &mut self,
+        tag: u32,
+        status: Status,
+        bytes: u64,
+    ) -> core::result::Result<(), Status> {
+        if self.mode == abi::MODE_BS {
+            let at = self.window + abi::TWIN_COMPLETION;
+            let m = &self.mem;
+            let fail = |_| abi::STATUS_BAD_RANGE;
+            m.atomic_u32(at + offset_of!(SyncCompletion, status))
+                .map_err(fail)?
+                .store(u32::from(status), Ordering::Relaxed);
+            m.atomic_u64(at + offset_of!(SyncCompletion, result_bytes))
+                .map_err(fail)?
+                .store(bytes, Ordering::Relaxed);
+            m.atomic_u32(at + offset_of!(SyncCompletion, done_tag))
+                .map_err(fail)?
+                .store(tag, Ordering::Release);
+            return Ok(());
+        }
+        let Some(seq) = self.mbox_pending.take() else {
+            return Err(abi::STATUS_BAD_COMMAND);
+        };
+        let t = abi::tenant_regs_offset(self.index);
+        let r = &self.regs;
+        let fail = |_| abi::STATUS_BAD_CONFIG;
+        r.atomic_u32(t + abi::TREG_MBOX_STATUS)
+            .map_err(fail)?
+            .store(u32::from(status), Ordering::Relaxed);
+        r.atomic_u64(t + abi::TREG_MBOX_RET)
+            .map_err(fail)?
+            .store(bytes, Ordering::Relaxed);
+        r.atomic_u32(t + abi::TREG_MBOX_DONE)
+            .map_err(fail)?
+            .store(seq, Ordering::Release);
+        Ok(())
     }
 
     /// Completes a launch that has no chunk: one final record, with an error status or empty.
@@ -524,9 +648,17 @@ impl Tenant {
             completion.job_done
         };
         if completion.job_done {
+            let job = self.jobs.get(slot).copied().unwrap_or_default();
             if let Some(j) = self.jobs.get_mut(slot) {
                 *j = Job::default();
             }
+            if self.mode != abi::MODE_AXLE {
+                // RP and BS: the results stay in device memory; answer at completion.
+                return self.complete_host(t.item.job.tag, 0, u64::from(job.input_size));
+            }
+        }
+        if self.mode != abi::MODE_AXLE {
+            return Ok(());
         }
         let rec = ResultRecord {
             tag: t.item.job.tag,

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The host's side of a modelled link.
+//!
+//! A software device models the CXL link's costs for its own accesses; the host's accesses to
+//! the device (a CXL.io mailbox read, a CXL.mem store, loading results) reach ordinary memory and
+//! would cost nothing. The device therefore advertises the costs the host must add
+//! (`REG_LINK_*`, zero on hardware) and the driver pays them here by spinning, so that the offload
+//! modes differ by their protocol structure and not by who happens to model what.
+
+use kernel::time::Ktime;
+
+/// Link costs the host pays, from the device's `REG_LINK_*` registers.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Link {
+    pub(crate) cxl_mem_rtt_ns: u64,
+    pub(crate) cxl_io_rtt_ns: u64,
+    pub(crate) ps_per_byte: u64,
+    pub(crate) remote_poll_ns: u64,
+}
+
+fn now_ns() -> u64 {
+    Ktime::ktime_get().to_ns().max(0) as u64
+}
+
+/// Busy-waits `ns` nanoseconds: the core is stalled on the link, as it would be on hardware.
+fn spin(ns: u64) {
+    if ns == 0 {
+        return;
+    }
+    let until = now_ns().saturating_add(ns);
+    while now_ns() < until {
+        core::hint::spin_loop();
+    }
+}
+
+impl Link {
+    /// A posted CXL.mem store: half a round trip until it is visible.
+    pub(crate) fn mem_store(&self) {
+        spin(self.cxl_mem_rtt_ns.div_ceil(2));
+    }
+
+    /// A CXL.mem load, or the response of a synchronous store: a round trip.
+    pub(crate) fn mem_load(&self) {
+        spin(self.cxl_mem_rtt_ns);
+    }
+
+    /// Loading `bytes` of results by CXL.mem: a round trip plus the transfer.
+    pub(crate) fn mem_bulk_load(&self, bytes: u64) {
+        spin(self.cxl_mem_rtt_ns + bytes.saturating_mul(self.ps_per_byte) / 1000);
+    }
+
+    /// A posted CXL.io register write.
+    pub(crate) fn io_write(&self) {
+        spin(self.cxl_io_rtt_ns.div_ceil(2));
+    }
+
+    /// A CXL.io register read: a round trip.
+    pub(crate) fn io_read(&self) {
+        spin(self.cxl_io_rtt_ns);
+    }
+}

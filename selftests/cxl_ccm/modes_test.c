@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The RP and BS baselines on the same device and the same rings as AXLE.
+ *
+ * RP: the launch is a mailbox command over CXL.io, the driver polls the
+ * mailbox remotely, dequeues, then loads the results from device memory
+ * into the rings. BS: the launch store is answered at completion (LAUNCH
+ * returns only then), then the results are loaded. User space consumes both
+ * exactly like AXLE, so every record is checked by the same consumer
+ * (axle_lib.h: sequence, checksum, exact data, FINAL last, coverage).
+ *
+ * Also: results larger than the rings arrive piece by piece as the consumer
+ * releases; error and empty launches give their FINAL records; the modes'
+ * own rules (SYNC only in BS); and one figure per mode for the same work.
+ */
+#include "axle_lib.h"
+
+FIXTURE(modes) {
+	struct axle_tenant t;
+	struct axle_run r;
+};
+
+FIXTURE_VARIANT(modes) {
+	__u32 mode;
+	const char *name;
+};
+
+FIXTURE_VARIANT_ADD(modes, rp) {
+	.mode = CXL_CCM_MODE_RP,
+	.name = "RP",
+};
+
+FIXTURE_VARIANT_ADD(modes, bs) {
+	.mode = CXL_CCM_MODE_BS,
+	.name = "BS",
+};
+
+FIXTURE_SETUP(modes)
+{
+	self->t.fd = -1;
+	if (!axle_open_or_skip(_metadata, &self->t, AXLE_NODE0))
+		return;
+	if (!(self->t.info.caps & (1ULL << variant->mode)))
+		SKIP(return, "the device does not serve mode %s", variant->name);
+}
+
+FIXTURE_TEARDOWN(modes)
+{
+	axle_run_free(&self->r);
+	axle_close(&self->t);
+}
+
+static void setup(struct __test_metadata *_metadata, struct axle_tenant *t, __u32 mode,
+		  __u32 md_slots, __u32 pl_slots, __u32 base)
+{
+	struct cxl_ccm_configure cfg = axle_config(md_slots, pl_slots, 32, 256,
+						   CXL_CCM_ORDER_OUT_OF_ORDER, base, 65536);
+
+	cfg.mode = mode;
+	cfg.poll_interval_ns = 0;	/* RP: the device's remote polling interval */
+	axle_tenant_setup(_metadata, t, &cfg);
+}
+
+/* Launches of every op and chunk size; every record verified. */
+TEST_F_TIMEOUT(modes, results_verified, 90)
+{
+	struct axle_run *r = &self->r;
+	struct cxl_ccm_stats s;
+	unsigned int i;
+
+	setup(_metadata, &self->t, variant->mode, 64, 256, 0xfffffff0);
+	axle_run_init(_metadata, r, &self->t, 4096, axle_seed(_metadata));
+	for (i = 0; i < 24; i++)
+		axle_launch(_metadata, r, axle_random_op(r), axle_rand32(&r->rng),
+			    4 * (1 + axle_below(&r->rng, 1024)), axle_random_chunk(r));
+	axle_drain(_metadata, r);
+	axle_check_stats(_metadata, r);
+	ASSERT_EQ(0, axle_ioc_stats(self->t.fd, &s, 0));
+	EXPECT_EQ(24U, s.launches_completed);
+	if (variant->mode == CXL_CCM_MODE_RP)
+		EXPECT_LE(24U, s.polls) TH_LOG("RP completes by remote polls of the mailbox");
+}
+
+/*
+ * One launch whose results are 8 times the payload ring: the driver copies
+ * what fits, and the rest as the consumer releases.
+ */
+TEST_F_TIMEOUT(modes, results_larger_than_rings, 60)
+{
+	struct axle_run *r = &self->r;
+
+	setup(_metadata, &self->t, variant->mode, 16, 64, 0x7ffffffe);
+	axle_run_init(_metadata, r, &self->t, 16384, axle_seed(_metadata));
+	axle_launch(_metadata, r, CXL_CCM_XFORM_OP_ADD, 0x01010101, 16384, 64);
+	axle_launch(_metadata, r, CXL_CCM_XFORM_OP_XOR, 0xdeadbeef, 16384, 0);
+	axle_drain(_metadata, r);
+	axle_check_stats(_metadata, r);
+}
+
+/* An empty input and a bad size: one FINAL record each (ERROR for the bad one). */
+TEST_F(modes, empty_and_error)
+{
+	struct axle_run *r = &self->r;
+
+	setup(_metadata, &self->t, variant->mode, 16, 64, 5);
+	axle_run_init(_metadata, r, &self->t, 1024, axle_seed(_metadata));
+	axle_launch(_metadata, r, CXL_CCM_XFORM_OP_COPY, 0, 0, 0);
+	axle_launch(_metadata, r, CXL_CCM_XFORM_OP_XOR, 7, 6, 0);
+	axle_launch(_metadata, r, CXL_CCM_XFORM_OP_XOR, 7, 256, 64);
+	axle_drain(_metadata, r);
+	EXPECT_EQ(1U + 1 + 4, r->records);
+}
+
+/* SYNC belongs to BS: refused on an RP tenant, accepted (and implied) on BS. */
+TEST_F(modes, sync_flag)
+{
+	struct cxl_ccm_launch l;
+	__u32 tag;
+
+	setup(_metadata, &self->t, variant->mode, 16, 64, 0);
+	l = axle_xform_launch(0, 64, CXL_CCM_XFORM_OP_COPY, 0, 0);
+	l.flags = CXL_CCM_LAUNCH_SYNC;
+	errno = 0;
+	if (variant->mode == CXL_CCM_MODE_RP) {
+		EXPECT_EQ(-1, ioctl(self->t.fd, CXL_CCM_IOC_LAUNCH, &l));
+		EXPECT_EQ(EINVAL, errno);
+		return;
+	}
+	ASSERT_EQ(0, ioctl(self->t.fd, CXL_CCM_IOC_LAUNCH, &l)) TH_LOG("%s", strerror(errno));
+	tag = l.tag;
+	EXPECT_EQ(0U, tag);
+	/* Synchronous: the results are in the rings when LAUNCH returns. */
+	EXPECT_EQ(1U, axle_md_tail(&self->t) - self->t.cfg.index_base);
+}
+
+/*
+ * The same work in this mode and in AXLE, timed in the same run: a figure,
+ * not an assertion (emulated hardware).
+ */
+TEST_F_TIMEOUT(modes, figure_against_axle, 120)
+{
+	struct axle_tenant axle = { .fd = -1 };
+	struct axle_run ra, *r = &self->r;
+	__u64 t0, t_mode, t_axle;
+	unsigned int i;
+
+	setup(_metadata, &self->t, variant->mode, 64, 256, 0);
+	axle_run_init(_metadata, r, &self->t, 4096, 1);
+	t0 = axle_now_ns();
+	for (i = 0; i < 32; i++)
+		axle_launch(_metadata, r, CXL_CCM_XFORM_OP_XOR, i, 4096, 128);
+	axle_drain(_metadata, r);
+	t_mode = axle_now_ns() - t0;
+
+	ASSERT_EQ(0, axle_open(&axle, AXLE_NODE0));
+	setup(_metadata, &axle, CXL_CCM_MODE_AXLE, 64, 256, 0);
+	axle_run_init(_metadata, &ra, &axle, 4096, 1);
+	t0 = axle_now_ns();
+	for (i = 0; i < 32; i++)
+		axle_launch(_metadata, &ra, CXL_CCM_XFORM_OP_XOR, i, 4096, 128);
+	axle_drain(_metadata, &ra);
+	t_axle = axle_now_ns() - t0;
+	ksft_print_msg("%s: 32 launches x 4 KiB in %llu us; AXLE %llu us (%.2fx)\n",
+		       variant->name, (unsigned long long)t_mode / 1000,
+		       (unsigned long long)t_axle / 1000, (double)t_mode / (double)t_axle);
+	axle_run_free(&ra);
+	axle_close(&axle);
+}
+
+TEST_HARNESS_MAIN
