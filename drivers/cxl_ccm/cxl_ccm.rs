@@ -41,6 +41,8 @@ use proto::tenant_config::{DeviceLimits, TenantConfig, TenantRequest, PAGE_BYTES
 mod debugfs;
 /// RP and BS: results copied from device memory into the rings by the driver.
 mod host_copy;
+/// AXLE_IRQ: the interrupt handler.
+mod irq;
 /// The link costs the host pays on a software device.
 mod link;
 /// A tenant: its region, rings and data plane.
@@ -292,6 +294,9 @@ struct CcmDev {
     /// Tenant numbers in use, one bit each.
     #[pin]
     tenants: Mutex<u32>,
+    /// The AXLE_IRQ tenants the interrupt handler wakes, by tenant number.
+    #[pin]
+    irq_tenants: Mutex<[Option<Arc<tenant::TenantCore>>; abi::MAX_TENANTS as usize]>,
 }
 
 impl CcmDev {
@@ -575,6 +580,7 @@ struct Bound {
     #[pin]
     misc: MiscDeviceRegistration<CcmFile>,
     _debugfs: kernel::debugfs::Dir,
+    _irq: Option<kernel::irq::Registration<irq::DeviceIrq>>,
 }
 
 struct CcmDriver;
@@ -600,7 +606,10 @@ impl PlatformDriver for CcmDriver {
             return Err(ENXIO);
         }
         let regs = MemRemap::new(regs_res, MapMode::WriteBack)?;
-        let id = read_identity(&regs)?;
+        let mut id = read_identity(&regs)?;
+        if pdev.irq(0).is_none() {
+            id.caps &= !abi::CAP_MODE_AXLE_IRQ;
+        }
         let mem = MemRemap::new(mem_res, MapMode::WriteBack)?;
         clear_tenants(&regs, id.max_tenants);
         enable(&regs)?;
@@ -620,6 +629,7 @@ impl PlatformDriver for CcmDriver {
                 mem_phys: mem_res.start,
                 hw <- kernel::new_mutex!(Some(Hw { regs, mem })),
                 tenants <- kernel::new_mutex!(0),
+                irq_tenants <- kernel::new_mutex!(Default::default()),
             }),
             GFP_KERNEL,
         )?;
@@ -632,11 +642,20 @@ impl PlatformDriver for CcmDriver {
         let mut dir = kernel::debugfs::Dir::new(&name);
         let stats = Arc::new(debugfs::DeviceStats { dev: dev.clone() }, GFP_KERNEL)?;
         dir.show_file(kernel::c_str!("stats"), stats)?;
+        // AXLE_IRQ needs the device's interrupt; without one the mode is not offered.
+        let irq = match pdev.irq(0) {
+            Some(n) => {
+                let handler = Arc::new(irq::DeviceIrq { dev: dev.clone() }, GFP_KERNEL)?;
+                Some(kernel::irq::Registration::new(n, &name, handler)?)
+            }
+            None => None,
+        };
         let bound = KBox::pin_init(
             try_pin_init!(Bound {
                 dev,
                 misc <- misc,
                 _debugfs: dir,
+                _irq: irq,
             }),
             GFP_KERNEL,
         )?;

@@ -20,7 +20,7 @@
 //! device never acknowledges, the region is leaked rather than freed under a DMA.
 
 use core::mem::{offset_of, size_of};
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     cache_mode::CacheMode,
     dma_sg::{DataDirection, DmaSgTable},
@@ -188,6 +188,14 @@ pub(crate) struct TenantCore {
     scanned: AtomicU32,
     /// Someone waits: the poller polls.
     armed: AtomicBool,
+    /// AXLE_IRQ: interrupts handled.
+    interrupts: AtomicU64,
+}
+
+/// Whether the device back-streams a mode's results itself (AXLE, AXLE_IRQ), rather than the
+/// driver copying them (RP, BS).
+fn streams(mode: u32) -> bool {
+    mode == abi::MODE_AXLE || mode == abi::MODE_AXLE_IRQ
 }
 
 fn slots_for(length: u32, slot_size: u32) -> u32 {
@@ -348,6 +356,12 @@ impl TenantCore {
         Ok(())
     }
 
+    /// AXLE_IRQ: the device signalled new records; wakes the waiters, who scan.
+    pub(crate) fn interrupted(&self) {
+        self.interrupts.fetch_add(1, Ordering::Relaxed);
+        self.wq.wake_all();
+    }
+
     /// RP work the poller must keep driving even if nobody waits: the remote polls of an
     /// outstanding launch. (Results waiting for room need a `RELEASE`, which copies them itself;
     /// polling for them would only burn the CPU the consumer needs.)
@@ -503,6 +517,7 @@ impl Tenant {
                 launch <- new_mutex!(arg.index_base),
                 scanned: AtomicU32::new(arg.index_base),
                 armed: AtomicBool::new(false),
+                interrupts: AtomicU64::new(0),
             }),
             GFP_KERNEL,
         )?;
@@ -516,6 +531,11 @@ impl Tenant {
         };
         // From here on, dropping `tenant` disables it in the device and frees safely.
         tenant.enable(&segs, arg)?;
+        if cfg.mode == abi::MODE_AXLE_IRQ {
+            if let Some(slot) = dev.irq_tenants.lock().get_mut(index as usize) {
+                *slot = Some(core.clone());
+            }
+        }
         let poll_core = core.clone();
         tenant.poller = Some(KThread::spawn(
             kernel::fmt!("cxl_ccm_poll/{}", index),
@@ -600,6 +620,17 @@ impl Tenant {
         w32(abi::TREG_INDEX_BASE, arg.index_base)?;
         // The mailbox's first command rings `index_base`: start the doorbell one behind.
         w32(abi::TREG_MBOX_DOORBELL, arg.index_base.wrapping_sub(1))?;
+        // AXLE_IRQ: nothing acknowledged yet; interrupt on new metadata.
+        w32(abi::TREG_IRQ_ACK, arg.index_base.wrapping_sub(1))?;
+        w32(abi::TREG_IRQ_VECTOR, 0)?;
+        w32(
+            abi::TREG_IRQ_CTRL,
+            if cfg.mode == abi::MODE_AXLE_IRQ {
+                abi::IRQ_CAUSE_METADATA
+            } else {
+                0
+            },
+        )?;
         w64(abi::TREG_MEM_BASE, l.part_base)?;
         w64(abi::TREG_MEM_SIZE, l.part_size)?;
         w64(abi::TREG_DESC_TABLE, l.desc_table)?;
@@ -707,7 +738,7 @@ impl Tenant {
             return Err(EINVAL);
         }
         let mode = self.core.cfg.mode;
-        if mode != abi::MODE_AXLE && !self.core.state.lock().producer.has_room() {
+        if !streams(mode) && !self.core.state.lock().producer.has_room() {
             pr_warn_ratelimited!(
                 "LAUNCH: {} completed launches wait for room in the rings: release first\n",
                 crate::host_copy::MAX_PENDING
@@ -717,7 +748,7 @@ impl Tenant {
         let mut next_tag = self.core.launch.lock();
         let tag = *next_tag;
         match mode {
-            abi::MODE_AXLE => self.wait_launch_slot(tag)?,
+            abi::MODE_AXLE | abi::MODE_AXLE_IRQ => self.wait_launch_slot(tag)?,
             // One mailbox command at a time: the previous launch must be dequeued.
             abi::MODE_RP => self.wait_rp_idle()?,
             // The previous BS launch returned at its completion: its slot is free.
@@ -1079,13 +1110,22 @@ impl Tenant {
                 pr_warn_ratelimited!("WAIT: the device stopped the tenant (status {})\n", code);
                 return Err(EIO);
             }
-            self.arm();
-            // Wake at least every jiffy to re-check the device and the deadline.
-            let step = left.map_or(1, |l| l.min(1));
-            if core
-                .wq
-                .wait_interruptible_timeout(Some(step), || core.ready_after(head) >= min)?
-                == WaitOutcome::Done
+            // Polled modes: the poller polls and wakes us; wake at least every jiffy to re-check
+            // the device and the deadline. AXLE_IRQ: the interrupt wakes us; the timeout is
+            // only a watchdog against a lost interrupt.
+            let irq = core.cfg.mode == abi::MODE_AXLE_IRQ;
+            let watchdog = if irq {
+                crate::ns_to_jiffies(100_000_000)
+            } else {
+                self.arm();
+                1
+            };
+            let step = left.map_or(watchdog, |l| l.min(watchdog));
+            let seen = core.interrupts.load(Ordering::Relaxed);
+            let woken =
+                || core.ready_after(head) >= min || core.interrupts.load(Ordering::Relaxed) != seen;
+            if core.wq.wait_interruptible_timeout(Some(step), woken)? == WaitOutcome::Done
+                && core.ready_after(head) >= min
             {
                 continue;
             }
@@ -1106,7 +1146,9 @@ impl Tenant {
             return Ok(kernel::wait::POLL_READABLE);
         }
         drop(st);
-        self.arm();
+        if self.core.cfg.mode != abi::MODE_AXLE_IRQ {
+            self.arm();
+        }
         Ok(0)
     }
 
@@ -1129,7 +1171,7 @@ impl Tenant {
             }
         };
         let mut st = self.core.state.lock();
-        let dev = if self.core.cfg.mode == abi::MODE_AXLE {
+        let dev = if streams(self.core.cfg.mode) {
             dev
         } else {
             // RP and BS: the driver itself writes the rings, one copy per record.
@@ -1157,6 +1199,7 @@ impl Tenant {
             empty_polls: c.empty_polls,
             credits_published: c.published,
             errors: c.errors,
+            interrupts: self.core.interrupts.load(Ordering::Relaxed),
             ..Default::default()
         };
         if arg.flags & uapi::STATS_RESET != 0 {
@@ -1215,6 +1258,10 @@ impl Tenant {
     fn teardown(&mut self) {
         drop(self.poller.take());
         let acked = self.disable();
+        // After the disable: the device raises nothing more for this tenant.
+        if let Some(slot) = self.dev.irq_tenants.lock().get_mut(self.index as usize) {
+            *slot = None;
+        }
         let sg = self.sg.take();
         if acked {
             drop(sg);

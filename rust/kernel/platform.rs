@@ -80,6 +80,13 @@ impl PlatformDevice {
             size: end.wrapping_sub(start).wrapping_add(1),
         })
     }
+
+    /// The Linux interrupt number of the `index`-th interrupt resource, if there is one.
+    pub fn irq(&self, index: u32) -> Option<u32> {
+        // SAFETY: valid by the type invariant; the function only looks the resource up.
+        let irq = unsafe { bindings::platform_get_irq_optional(self.raw(), index) };
+        u32::try_from(irq).ok().filter(|&i| i > 0)
+    }
 }
 
 /// Finds the platform device named `name` (for example `"cxl_mem.0"`) and takes a reference
@@ -271,7 +278,19 @@ impl OwnedPlatformDevice {
         parent: Option<&Device>,
         mem: &[MemResource],
     ) -> Result<Self> {
-        let mut res = KVec::with_capacity(mem.len(), GFP_KERNEL)?;
+        Self::register_with_irqs(name, id, parent, mem, &[])
+    }
+
+    /// As [`Self::register`], with interrupt resources `irqs` (Linux interrupt numbers) after
+    /// the memory resources.
+    pub fn register_with_irqs(
+        name: &CStr,
+        id: i32,
+        parent: Option<&Device>,
+        mem: &[MemResource],
+        irqs: &[u32],
+    ) -> Result<Self> {
+        let mut res = KVec::with_capacity(mem.len() + irqs.len(), GFP_KERNEL)?;
         for m in mem {
             if m.size == 0 {
                 return Err(EINVAL);
@@ -281,6 +300,15 @@ impl OwnedPlatformDevice {
                 start: m.start,
                 end,
                 flags: bindings::IORESOURCE_MEM as _,
+                ..Default::default()
+            };
+            res.push(r, GFP_KERNEL)?;
+        }
+        for &irq in irqs {
+            let r = bindings::resource {
+                start: irq.into(),
+                end: irq.into(),
+                flags: bindings::IORESOURCE_IRQ as _,
                 ..Default::default()
             };
             res.push(r, GFP_KERNEL)?;

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The RP and BS baselines on the same device and the same rings as AXLE.
+ * The RP, BS and AXLE_IRQ modes on the same device and the same rings as AXLE.
  *
  * RP: the launch is a mailbox command over CXL.io, the driver polls the
  * mailbox remotely, dequeues, then loads the results from device memory
  * into the rings. BS: the launch store is answered at completion (LAUNCH
- * returns only then), then the results are loaded. User space consumes both
- * exactly like AXLE, so every record is checked by the same consumer
- * (axle_lib.h: sequence, checksum, exact data, FINAL last, coverage).
+ * returns only then), then the results are loaded. AXLE_IRQ: AXLE whose
+ * waiters are woken by the device's interrupt instead of a poller. User space
+ * consumes all of them exactly like AXLE, so every record is checked by the
+ * same consumer (axle_lib.h: sequence, checksum, exact data, FINAL last,
+ * coverage).
  *
  * Also: results larger than the rings arrive piece by piece as the consumer
  * releases; error and empty launches give their FINAL records; the modes'
@@ -33,6 +35,11 @@ FIXTURE_VARIANT_ADD(modes, rp) {
 FIXTURE_VARIANT_ADD(modes, bs) {
 	.mode = CXL_CCM_MODE_BS,
 	.name = "BS",
+};
+
+FIXTURE_VARIANT_ADD(modes, axle_irq) {
+	.mode = CXL_CCM_MODE_AXLE_IRQ,
+	.name = "AXLE_IRQ",
 };
 
 FIXTURE_SETUP(modes)
@@ -79,6 +86,33 @@ TEST_F_TIMEOUT(modes, results_verified, 90)
 	EXPECT_EQ(24U, s.launches_completed);
 	if (variant->mode == CXL_CCM_MODE_RP)
 		EXPECT_LE(24U, s.polls) TH_LOG("RP completes by remote polls of the mailbox");
+	if (variant->mode == CXL_CCM_MODE_AXLE_IRQ) {
+		EXPECT_LT(0U, s.interrupts) TH_LOG("AXLE_IRQ raises interrupts");
+	} else {
+		EXPECT_EQ(0U, s.interrupts);
+	}
+}
+
+/*
+ * A WAIT that blocks before anything is launched returns once the records
+ * are there: in AXLE_IRQ the interrupt wakes it (the poller never runs).
+ */
+TEST_F_TIMEOUT(modes, wait_wakes, 30)
+{
+	struct cxl_ccm_launch l;
+	struct cxl_ccm_stats s;
+	struct cxl_ccm_wait w;
+
+	setup(_metadata, &self->t, variant->mode, 16, 64, 0xfffffffe);
+	memset(self->t.in, 0x5a, 4096);
+	l = axle_xform_launch(0, 256, CXL_CCM_XFORM_OP_XOR, 64, 1);
+	ASSERT_EQ(0, ioctl(self->t.fd, CXL_CCM_IOC_LAUNCH, &l)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, axle_ioc_wait(self->t.fd, &w, 4, self->t.cfg.index_base,
+				   5000000000ULL)) TH_LOG("WAIT: %s", strerror(errno));
+	EXPECT_LE(4U, w.ready);
+	ASSERT_EQ(0, axle_ioc_stats(self->t.fd, &s, 0));
+	if (variant->mode == CXL_CCM_MODE_AXLE_IRQ)
+		EXPECT_LT(0U, s.interrupts);
 }
 
 /*
@@ -111,7 +145,7 @@ TEST_F(modes, empty_and_error)
 	EXPECT_EQ(1U + 1 + 4, r->records);
 }
 
-/* SYNC belongs to BS: refused on an RP tenant, accepted (and implied) on BS. */
+/* SYNC belongs to BS: refused on the other modes, accepted (and implied) on BS. */
 TEST_F(modes, sync_flag)
 {
 	struct cxl_ccm_launch l;
@@ -121,7 +155,7 @@ TEST_F(modes, sync_flag)
 	l = axle_xform_launch(0, 64, CXL_CCM_XFORM_OP_COPY, 0, 0);
 	l.flags = CXL_CCM_LAUNCH_SYNC;
 	errno = 0;
-	if (variant->mode == CXL_CCM_MODE_RP) {
+	if (variant->mode != CXL_CCM_MODE_BS) {
 		EXPECT_EQ(-1, ioctl(self->t.fd, CXL_CCM_IOC_LAUNCH, &l));
 		EXPECT_EQ(EINVAL, errno);
 		return;

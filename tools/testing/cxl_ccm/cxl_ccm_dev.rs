@@ -20,6 +20,7 @@
 use core::sync::atomic::Ordering;
 use kernel::{
     device::Device,
+    irq::SoftLine,
     kthread::KThread,
     memremap::{MapMode, MemRemap},
     module_param,
@@ -194,7 +195,11 @@ fn reset(regs: &MemRemap, mem_size: u64, latency: &LatencyModel) -> Result {
     let r64 = |o: usize, v: u64| regs.atomic_u64(o).map(|r| r.store(v, Ordering::Relaxed));
     r32(abi::REG_VERSION, abi::ABI_VERSION)?;
     // AXLE (streamed out of order or in order) and the RP and BS baselines; one kernel.
-    let caps = abi::CAP_MODE_AXLE | abi::CAP_MODE_RP | abi::CAP_MODE_BS | abi::CAP_IN_ORDER;
+    let caps = abi::CAP_MODE_AXLE
+        | abi::CAP_MODE_RP
+        | abi::CAP_MODE_BS
+        | abi::CAP_MODE_AXLE_IRQ
+        | abi::CAP_IN_ORDER;
     r64(abi::REG_CAPS, caps)?;
     r64(abi::REG_KERNELS, 1 << abi::KERNEL_STREAM_XFORM)?;
     r64(abi::REG_MEM_SIZE, mem_size)?;
@@ -275,8 +280,12 @@ impl kernel::Module for CcmDevModule {
             let inflight = abi::MAX_TENANTS as usize * tenant::MAX_INFLIGHT as usize;
             let pool = uthreads::Pool::new(inflight, dev_mem.clone())?;
             let uthreads = uthreads::UThreads::start(uthreads_n, i as u32, &pool)?;
+            // The device's interrupt, an ordinary interrupt resource for the driver.
+            let line = Arc::new(SoftLine::new()?, GFP_KERNEL)?;
+            let irq = line.irq();
             let cfg = engine::EngineConfig {
                 pool,
+                line,
                 regs,
                 mem: dev_mem,
                 latency,
@@ -286,11 +295,12 @@ impl kernel::Module for CcmDevModule {
                 name: i as u32,
             };
             let engine = KThread::spawn(kernel::fmt!("cxl_ccm.{i}"), move || engine::run(cfg))?;
-            let pdev = OwnedPlatformDevice::register(
+            let pdev = OwnedPlatformDevice::register_with_irqs(
                 kernel::c_str!("cxl_ccm"),
                 i as i32,
                 Some(&parent),
                 &[regs_res, mem_res],
+                &[irq],
             )?;
             pr_info!(
                 "cxl_ccm.{i} on {}: registers at {start:#x}, {} MiB device memory at {:#x}\n",

@@ -19,6 +19,7 @@ use crate::model::latency::{Cost, LatencyModel};
 use crate::pacer::Pacer;
 use crate::tenant::Tenant;
 use crate::uthreads::Pool;
+use kernel::irq::SoftLine;
 
 /// Idle turns after which the engine sleeps a millisecond rather than a few microseconds.
 const IDLE_TURNS_BEFORE_NAP: u32 = 2_000;
@@ -35,6 +36,8 @@ pub(crate) struct EngineConfig {
     pub(crate) name: u32,
     /// The µthreads' work queues.
     pub(crate) pool: Arc<Pool>,
+    /// The device's interrupt line (AXLE_IRQ).
+    pub(crate) line: Arc<SoftLine>,
 }
 
 struct Engine {
@@ -189,7 +192,8 @@ impl Engine {
                     let Some(tenant) = slot.as_mut() else {
                         continue;
                     };
-                    match tenant.service(&self.cfg.mem, &mut self.pacer, &self.cfg.pool) {
+                    let cfg = &self.cfg;
+                    match tenant.service(&cfg.mem, &mut self.pacer, &cfg.pool, &cfg.line) {
                         Ok(worked) => {
                             busy |= worked;
                             self.publish_stats(t)?;

@@ -24,6 +24,7 @@ use crate::proto::batcher::{Batcher, ReorderBuffer, Sequencer, StreamingFactor};
 use crate::proto::credit::DeviceCredit;
 use crate::proto::ring::{RingGeometry, RingIndex};
 use crate::uthreads::{Done, Pool, Ticket};
+use kernel::irq::SoftLine;
 
 /// Records the executor can hold (closed and open batches): bounds a batch's records.
 pub(crate) const QUEUE_RECORDS: usize = 4096;
@@ -109,6 +110,9 @@ pub(crate) struct Tenant {
     /// RP: the last doorbell value handled, and the ENQUEUE whose kernel runs.
     mbox_seen: u32,
     mbox_pending: Option<u32>,
+    /// AXLE_IRQ: the last interrupt raised, and the causes not signalled yet.
+    irq_seq: u32,
+    irq_pending: u32,
     in_order: bool,
     streaming_factor: u32,
     /// The tenant's device-memory partition.
@@ -194,7 +198,12 @@ impl Tenant {
         let desc_count = get32(abi::TREG_DESC_COUNT)?;
 
         let mem_size = mem.size() as u64;
-        let served = [abi::MODE_AXLE, abi::MODE_RP, abi::MODE_BS];
+        let served = [
+            abi::MODE_AXLE,
+            abi::MODE_RP,
+            abi::MODE_BS,
+            abi::MODE_AXLE_IRQ,
+        ];
         if !served.contains(&mode) || order > abi::ORDER_IN_ORDER {
             return Err(bad(abi::STATUS_BAD_CONFIG));
         }
@@ -292,6 +301,9 @@ impl Tenant {
             .map_err(|_| bad(abi::STATUS_BAD_RANGE))?
             .store(base.wrapping_sub(1), Ordering::Relaxed);
         let mbox_seen = get32(abi::TREG_MBOX_DOORBELL)?;
+        regs.atomic_u32(t + abi::TREG_IRQ_SEQ)
+            .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?
+            .store(base.wrapping_sub(1), Ordering::Release);
         regs.atomic_u32(t + abi::TREG_MBOX_DONE)
             .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?
             .store(base.wrapping_sub(1), Ordering::Release);
@@ -302,6 +314,8 @@ impl Tenant {
             regs: regs.clone(),
             mbox_seen,
             mbox_pending: None,
+            irq_seq: base.wrapping_sub(1),
+            irq_pending: 0,
             in_order,
             streaming_factor: sf,
             part_base,
@@ -338,6 +352,7 @@ impl Tenant {
         mem: &MemRemap,
         pacer: &mut Pacer,
         pool: &Pool,
+        line: &SoftLine,
     ) -> core::result::Result<bool, Status> {
         let mut busy = if self.mode == abi::MODE_RP {
             self.intake_mailbox()?
@@ -345,10 +360,47 @@ impl Tenant {
             self.intake(mem, pacer)?
         };
         busy |= self.dispatch(pool)?;
-        if self.mode == abi::MODE_AXLE {
+        if self.streams() {
             busy |= self.stream(mem, pacer)?;
         }
+        if self.mode == abi::MODE_AXLE_IRQ {
+            self.raise(pacer, line)?;
+        }
         Ok(busy)
+    }
+
+    /// Whether results are back-streamed by DMA (AXLE, AXLE_IRQ).
+    fn streams(&self) -> bool {
+        self.mode == abi::MODE_AXLE || self.mode == abi::MODE_AXLE_IRQ
+    }
+
+    /// AXLE_IRQ: raises an interrupt for the causes pending, if the host enabled them and has
+    /// acknowledged the previous one (one interrupt outstanding at most).
+    fn raise(&mut self, pacer: &mut Pacer, line: &SoftLine) -> core::result::Result<(), Status> {
+        if self.irq_pending == 0 {
+            return Ok(());
+        }
+        let t = abi::tenant_regs_offset(self.index);
+        let reg = |o: usize| {
+            self.regs
+                .atomic_u32(t + o)
+                .map_err(|_| abi::STATUS_BAD_CONFIG)
+        };
+        let causes = self.irq_pending & reg(abi::TREG_IRQ_CTRL)?.load(Ordering::Relaxed);
+        if causes == 0 {
+            return Ok(());
+        }
+        if reg(abi::TREG_IRQ_ACK)?.load(Ordering::Acquire) != self.irq_seq {
+            return Ok(());
+        }
+        reg(abi::TREG_IRQ_CAUSE)?.store(causes, Ordering::Relaxed);
+        self.irq_seq = self.irq_seq.wrapping_add(1);
+        reg(abi::TREG_IRQ_SEQ)?.store(self.irq_seq, Ordering::Release);
+        self.irq_pending = 0;
+        // The interrupt's delivery and handling (Table III: 50 µs per request).
+        pacer.charge(Operation::Interrupt);
+        pacer.pay();
+        line.raise().map_err(|_| abi::STATUS_ABORTED)
     }
 
     /// The generation its µthread tickets carry.
@@ -400,7 +452,7 @@ impl Tenant {
             self.next_launch = tag.wrapping_add(1);
             self.launches += 1;
             taken = true;
-            if self.mode == abi::MODE_AXLE {
+            if self.streams() {
                 // The slot is free again: tell the host (a DMA of the launch head). A BS host
                 // is stalled until the completion, which frees the slot too.
                 pacer.charge(Operation::Dma {
@@ -436,8 +488,8 @@ impl Tenant {
                 }
                 Ok(())
             }
-            Ok(None) if self.mode != abi::MODE_AXLE => self.complete_host(p.tag, 0, 0),
-            Err(status) if self.mode != abi::MODE_AXLE => self.complete_host(p.tag, status, 0),
+            Ok(None) if !self.streams() => self.complete_host(p.tag, 0, 0),
+            Err(status) if !self.streams() => self.complete_host(p.tag, status, 0),
             Ok(None) => self.complete_alone(p.tag, 0),
             Err(status) => self.complete_alone(p.tag, status),
         }
@@ -652,12 +704,12 @@ impl Tenant {
             if let Some(j) = self.jobs.get_mut(slot) {
                 *j = Job::default();
             }
-            if self.mode != abi::MODE_AXLE {
+            if !self.streams() {
                 // RP and BS: the results stay in device memory; answer at completion.
                 return self.complete_host(t.item.job.tag, 0, u64::from(job.input_size));
             }
         }
-        if self.mode != abi::MODE_AXLE {
+        if !self.streams() {
             return Ok(());
         }
         let rec = ResultRecord {
@@ -697,6 +749,7 @@ impl Tenant {
                 Next::Stream(_) => {
                     self.perform(mem, pacer)?;
                     self.exec.end_batch().map_err(exec_status)?;
+                    self.irq_pending |= abi::IRQ_CAUSE_METADATA;
                     streamed = true;
                     reread = false;
                 }
