@@ -2,6 +2,7 @@
 #
 # make run            boot the VM with cxl_test and our modules loaded, run the demo
 # make check          every test: kselftests + KUnit doctests in the VM, cargo tests on the host
+# make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg}
 # make check-harness  the negative controls: a failing selftest and a WARN must fail a run
 # make kernel         build (once, cached) the patched kernel, its modules and cxl_test
 # make modules        build only our out-of-tree modules
@@ -32,12 +33,13 @@ export LIBCLANG_PATH ?= /usr/lib/llvm-14/lib
 SELFTEST_SRCS := $(wildcard selftests/*/*_test.c)
 SELFTESTS     := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(SELFTEST_SRCS))
 HARNESS_TESTS := $(OUT)/harness/harness_fail_test
+BENCHES       := $(OUT)/benchbin/ccm_bench
 SELFTEST_CFLAGS := -static -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -D_GNU_SOURCE \
 	-I$(CURDIR)/include/uapi -I$(KSRC)/tools/testing/selftests
 RUST_SRCS = $(shell find rust drivers tools/testing -name '*.rs' 2>/dev/null)
 VMLOG := tools/target/release/vmlog
 
-.PHONY: all deps kernel modules selftests initramfs run check check-harness \
+.PHONY: all deps kernel modules selftests initramfs run bench check check-harness \
 	rustfmt rustfmtcheck vmlog clean
 
 all: modules
@@ -64,7 +66,11 @@ $(OUT)/harness/%: tools/testing/harness/%.c | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
 
-selftests: $(SELFTESTS) $(HARNESS_TESTS)
+$(OUT)/benchbin/%: bench/%.c include/uapi/linux/*.h | kernel
+	@mkdir -p $(dir $@)
+	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
+
+selftests: $(SELFTESTS) $(HARNESS_TESTS) $(BENCHES)
 
 vmlog:
 	cd tools && cargo build --release --quiet -p vmlog
@@ -74,6 +80,12 @@ initramfs: modules selftests
 
 run: initramfs
 	LOGDIR=$(OUT)/run $(VM)/qemu.sh run $(OUT)/run
+
+bench: initramfs
+	cd tools && cargo build --release --quiet -p ccm-bench
+	mkdir -p $(OUT)/bench-run
+	VM_TIMEOUT=1800 $(VM)/qemu.sh bench $(OUT)/bench-run
+	tools/target/release/ccm-bench --log $(OUT)/bench-run/tests.log --out $(OUT)/bench
 
 check: rustfmtcheck initramfs vmlog
 	LOGDIR=$(OUT)/check $(VM)/check.sh

@@ -1,11 +1,11 @@
 #!/bin/bash
 # Pack the VM's initramfs: static busybox, tools/vm/init, the kernel's modules
-# (with cxl_test's), our modules, and the static selftest binaries.
+# (with cxl_test's), our modules, and the static selftest and benchmark binaries.
 #
 #   initramfs.sh OUTPUT.cpio.gz
 #
 # Environment: KBUILD_OUTPUT, MODROOT (a modules_install root), OUT (the
-# directory holding selftests/ and harness/ binaries).
+# directory holding selftests/, harness/ and benchbin/ binaries).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -19,7 +19,7 @@ BUSYBOX=$(command -v busybox || true)
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage"/{bin,dev,proc,sys,tmp,lib/modules,selftests,harness}
+mkdir -p "$stage"/{bin,dev,proc,sys,tmp,lib/modules,selftests,harness,bench}
 cp "$BUSYBOX" "$stage/bin/busybox"
 cp "$REPO/tools/vm/init" "$stage/init"
 chmod +x "$stage/init"
@@ -32,5 +32,6 @@ done
 depmod -b "$stage" "$KREL"
 [ -d "$OUT/selftests" ] && cp -a "$OUT/selftests/." "$stage/selftests/"
 [ -d "$OUT/harness" ] && cp -a "$OUT/harness/." "$stage/harness/"
+[ -d "$OUT/benchbin" ] && cp -a "$OUT/benchbin/." "$stage/bench/"
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$dest.tmp"
 mv "$dest.tmp" "$dest"

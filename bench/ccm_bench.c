@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ccm_bench: the AXLE / RP / BS / AXLE_IRQ comparison on the software CCM
+ * device, run inside the VM. Prints one JSON object per run on stdout (or a
+ * table with --table); tools/ccm-bench turns them into results and plots.
+ *
+ * A run is an application pipeline: the host launches STREAM_XFORM kernels
+ * (at most --depth outstanding), consumes every result record as it arrives
+ * (verifying its checksum), and runs a host task of --host-ns per record.
+ * The same loop serves every mode; the modes differ only in what LAUNCH and
+ * the rings do underneath. Measured per run:
+ *
+ *   e2e_us        first launch to the last record processed
+ *   host_busy_us  time in host tasks (checksum check + the --host-ns work)
+ *   host_idle_us  e2e minus host busy: polling, waiting, stalled in LAUNCH
+ *   launch_us     time inside LAUNCH (the BS stall, the RP mailbox wait)
+ *   records, credit_stalls, interrupts, polls: from the data and STATS
+ *
+ * Every record's checksum is recomputed; a mismatch, a stale sequence number
+ * or a missing chunk fails the run ("verified": false) and the exit status.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/cxl_ccm.h>
+
+struct opts {
+	const char *node;
+	unsigned int launches, depth, size, chunk, host_ns;
+	bool table, quick;
+};
+
+struct run {
+	const char *label;
+	__u32 mode, sf, md_slots, pl_slots, poll_ns;
+};
+
+struct result {
+	double e2e_us, busy_us, idle_us, launch_us;
+	unsigned long long records, bytes, credit_stalls, interrupts, polls;
+	bool verified;
+	char why[160];
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void spin_ns(__u64 ns)
+{
+	__u64 until = now_ns() + ns;
+
+	while (now_ns() < until)
+		;
+}
+
+/* The host task of one record: the work the application does with it. */
+static void host_task(__u64 ns)
+{
+	if (ns)
+		spin_ns(ns);
+}
+
+static int fail(struct result *res, const char *fmt, unsigned long long a,
+		unsigned long long b)
+{
+	res->verified = false;
+	snprintf(res->why, sizeof(res->why), fmt, a, b);
+	return -1;
+}
+
+static int bench_one(const struct opts *o, const struct run *rc, struct result *res)
+{
+	struct cxl_ccm_configure cfg;
+	struct cxl_ccm_release_entry *ents;
+	const struct cxl_ccm_ring_headers *hdr;
+	const struct cxl_ccm_metadata_record *md;
+	const __u8 *pl;
+	__u8 *in;
+	unsigned int launched = 0, finals = 0, nent = 0, i;
+	__u32 head, base, slot;
+	__u64 t0, busy = 0, in_launch = 0, pl_bytes;
+	struct cxl_ccm_stats st;
+	int fd, rc_ = -1;
+
+	memset(res, 0, sizeof(*res));
+	res->verified = true;
+	fd = open(o->node, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return fail(res, "open: errno %llu%llu", errno, 0);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mode = rc->mode;
+	cfg.slot_size = 32;
+	cfg.metadata_slots = rc->md_slots;
+	cfg.payload_slots = rc->pl_slots;
+	cfg.streaming_factor = rc->sf;
+	cfg.poll_interval_ns = rc->poll_ns;
+	cfg.input_size = (__u64)o->size * o->depth;
+	if (ioctl(fd, CXL_CCM_IOC_CONFIGURE, &cfg)) {
+		fail(res, "CONFIGURE: errno %llu%llu", errno, 0);
+		goto out;
+	}
+	hdr = mmap(NULL, cfg.headers_size, PROT_READ, MAP_SHARED, fd, CXL_CCM_MMAP_HEADERS);
+	md = mmap(NULL, cfg.metadata_ring_size, PROT_READ, MAP_SHARED, fd, CXL_CCM_MMAP_METADATA);
+	pl = mmap(NULL, cfg.payload_ring_size, PROT_READ, MAP_SHARED, fd, CXL_CCM_MMAP_PAYLOAD);
+	in = mmap(NULL, cfg.input_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		  CXL_CCM_MMAP_INPUT);
+	if (hdr == MAP_FAILED || md == MAP_FAILED || pl == MAP_FAILED || in == MAP_FAILED) {
+		fail(res, "mmap: errno %llu%llu", errno, 0);
+		goto out;
+	}
+	for (i = 0; i < cfg.input_size / 4; i++)
+		((__u32 *)in)[i] = i * 2654435761U;
+	slot = hdr->payload.slot_size;
+	pl_bytes = (__u64)cfg.payload_slots * slot;
+	ents = calloc(CXL_CCM_RELEASE_MAX, sizeof(*ents));
+	if (!ents) {
+		fail(res, "out of memory%llu%llu", 0, 0);
+		goto out;
+	}
+	base = head = cfg.index_base;
+
+	t0 = now_ns();
+	while (finals < o->launches) {
+		__u32 tail;
+
+		/* Keep --depth launches outstanding (a launch slot per input region). */
+		while (launched < o->launches && launched - finals < o->depth) {
+			struct cxl_ccm_stream_xform_args xa = {
+				.op = CXL_CCM_XFORM_OP_XOR, .chunk_size = o->chunk,
+				.operand = launched,
+			};
+			struct cxl_ccm_launch l = {
+				.kernel_id = CXL_CCM_KERNEL_STREAM_XFORM,
+				.input_offset = (__u64)(launched % o->depth) * o->size,
+				.input_size = o->size, .arg_size = sizeof(xa),
+			};
+			__u64 t = now_ns();
+
+			memcpy(l.args, &xa, sizeof(xa));
+			if (ioctl(fd, CXL_CCM_IOC_LAUNCH, &l)) {
+				fail(res, "LAUNCH: errno %llu%llu", errno, 0);
+				goto out_free;
+			}
+			in_launch += now_ns() - t;
+			launched++;
+		}
+		tail = __atomic_load_n(&hdr->metadata.tail, __ATOMIC_ACQUIRE);
+		if (tail == head) {
+			if (rc->mode == CXL_CCM_MODE_AXLE_IRQ) {
+				struct cxl_ccm_wait w = {
+					.min_records = 1, .metadata_head = head,
+					.timeout_ns = 10000000000ULL,
+				};
+
+				if (ioctl(fd, CXL_CCM_IOC_WAIT, &w)) {
+					fail(res, "WAIT: errno %llu%llu", errno, 0);
+					goto out_free;
+				}
+			} else if (rc->poll_ns) {
+				/* The local polling interval. */
+				spin_ns(rc->poll_ns);
+			}
+			if (now_ns() - t0 > 60000000000ULL) {
+				fail(res, "no progress: %llu of %llu launches final", finals,
+				     o->launches);
+				goto out_free;
+			}
+			continue;
+		}
+		for (; head != tail; head++) {
+			struct cxl_ccm_metadata_record r = md[head & (cfg.metadata_slots - 1)];
+			__u64 t = now_ns();
+			__u64 off;
+			__u32 crc = ~0U;
+
+			if (r.seq != head) {
+				fail(res, "stale record %llu at %llu", r.seq, head);
+				goto out_free;
+			}
+			if (r.flags & CXL_CCM_MD_FLAG_ERROR) {
+				fail(res, "error record, status %llu tag %llu", r.status, r.tag);
+				goto out_free;
+			}
+			off = (__u64)(r.payload_index & (cfg.payload_slots - 1)) * slot;
+			if (off + r.length <= pl_bytes) {
+				crc = cxl_ccm_crc32c_update(crc, pl + off, r.length);
+			} else {
+				crc = cxl_ccm_crc32c_update(crc, pl + off, pl_bytes - off);
+				crc = cxl_ccm_crc32c_update(crc, pl, r.length - (pl_bytes - off));
+			}
+			if (~crc != r.checksum) {
+				fail(res, "checksum mismatch, record %llu tag %llu", head, r.tag);
+				goto out_free;
+			}
+			host_task(o->host_ns);
+			busy += now_ns() - t;
+			res->records++;
+			res->bytes += r.length;
+			finals += !!(r.flags & CXL_CCM_MD_FLAG_FINAL);
+			if (r.length)
+				ents[nent++] = (struct cxl_ccm_release_entry){ r.payload_index,
+									     r.length };
+			if (nent == CXL_CCM_RELEASE_MAX) {
+				struct cxl_ccm_release rel = {
+					.entries = (__u64)(unsigned long)ents, .count = nent,
+					.flags = CXL_CCM_RELEASE_METADATA, .metadata_head = head + 1,
+				};
+
+				if (ioctl(fd, CXL_CCM_IOC_RELEASE, &rel)) {
+					fail(res, "RELEASE: errno %llu%llu", errno, 0);
+					goto out_free;
+				}
+				nent = 0;
+			}
+		}
+		{
+			struct cxl_ccm_release rel = {
+				.entries = (__u64)(unsigned long)ents, .count = nent,
+				.flags = CXL_CCM_RELEASE_METADATA, .metadata_head = head,
+			};
+
+			if (ioctl(fd, CXL_CCM_IOC_RELEASE, &rel)) {
+				fail(res, "RELEASE: errno %llu%llu", errno, 0);
+				goto out_free;
+			}
+			nent = 0;
+		}
+	}
+	res->e2e_us = (now_ns() - t0) / 1000.0;
+	res->busy_us = busy / 1000.0;
+	res->idle_us = res->e2e_us - res->busy_us;
+	res->launch_us = in_launch / 1000.0;
+	if (res->records != (unsigned long long)o->launches *
+			    ((o->size + o->chunk - 1) / o->chunk))
+		fail(res, "%llu records, expected %llu", res->records,
+		     (unsigned long long)o->launches * ((o->size + o->chunk - 1) / o->chunk));
+	memset(&st, 0, sizeof(st));
+	if (!ioctl(fd, CXL_CCM_IOC_STATS, &st)) {
+		res->credit_stalls = st.credit_stalls;
+		res->interrupts = st.interrupts;
+		res->polls = st.polls;
+	}
+	rc_ = res->verified ? 0 : -1;
+out_free:
+	free(ents);
+out:
+	close(fd);
+	(void)base;
+	return rc_;
+}
+
+static const char *mode_name(__u32 mode)
+{
+	static const char *const names[] = { "AXLE", "RP", "BS", "AXLE_IRQ" };
+
+	return mode < 4 ? names[mode] : "?";
+}
+
+static void print(const struct opts *o, const char *sweep, const struct run *rc,
+		  const struct result *r)
+{
+	if (o->table) {
+		printf("%-10s %-12s %7u %6.0f %9.0f %9.0f %9.0f %7llu %s\n", sweep, rc->label,
+		       rc->sf, r->e2e_us, r->busy_us, r->idle_us, r->launch_us,
+		       r->credit_stalls, r->verified ? "ok" : r->why);
+		return;
+	}
+	printf("{\"workload\":\"stream_xform\",\"sweep\":\"%s\",\"label\":\"%s\",\"mode\":\"%s\","
+	       "\"sf\":%u,\"metadata_slots\":%u,\"payload_slots\":%u,\"poll_ns\":%u,"
+	       "\"launches\":%u,\"size\":%u,\"chunk\":%u,\"depth\":%u,\"host_ns\":%u,"
+	       "\"e2e_us\":%.1f,\"host_busy_us\":%.1f,\"host_idle_us\":%.1f,\"launch_us\":%.1f,"
+	       "\"records\":%llu,\"bytes\":%llu,\"credit_stalls\":%llu,\"interrupts\":%llu,"
+	       "\"polls\":%llu,\"verified\":%s,\"why\":\"%s\"}\n",
+	       sweep, rc->label, mode_name(rc->mode), rc->sf, rc->md_slots, rc->pl_slots,
+	       rc->poll_ns, o->launches, o->size, o->chunk, o->depth, o->host_ns, r->e2e_us,
+	       r->busy_us, r->idle_us, r->launch_us, r->records, r->bytes, r->credit_stalls,
+	       r->interrupts, r->polls, r->verified ? "true" : "false", r->why);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "node", required_argument, NULL, 'n' },
+		{ "launches", required_argument, NULL, 'l' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "size", required_argument, NULL, 's' },
+		{ "chunk", required_argument, NULL, 'c' },
+		{ "host-ns", required_argument, NULL, 'h' },
+		{ "table", no_argument, NULL, 't' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { "/dev/cxl_ccm0", 64, 8, 16384, 256, 2000, false, false };
+	/* The modes at the paper's settings: AXLE at p1/p10/p100 (50 ns, 500 ns, 5 µs). */
+	const struct run modes[] = {
+		{ "RP", CXL_CCM_MODE_RP, 256, 256, 1024, 0 },
+		{ "BS", CXL_CCM_MODE_BS, 256, 256, 1024, 0 },
+		{ "AXLE-p1", CXL_CCM_MODE_AXLE, 256, 256, 1024, 50 },
+		{ "AXLE-p10", CXL_CCM_MODE_AXLE, 256, 256, 1024, 500 },
+		{ "AXLE-p100", CXL_CCM_MODE_AXLE, 256, 256, 1024, 5000 },
+		{ "AXLE-IRQ", CXL_CCM_MODE_AXLE_IRQ, 256, 256, 1024, 0 },
+	};
+	const __u32 sfs[] = { 32, 64, 256, 1024, 2048 };
+	const __u32 caps[] = { 1024, 512, 256, 128 };
+	struct result r;
+	unsigned int i;
+	int opt, bad = 0;
+
+	while ((opt = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+		switch (opt) {
+		case 'n': o.node = optarg; break;
+		case 'l': o.launches = strtoul(optarg, NULL, 0); break;
+		case 'd': o.depth = strtoul(optarg, NULL, 0); break;
+		case 's': o.size = strtoul(optarg, NULL, 0); break;
+		case 'c': o.chunk = strtoul(optarg, NULL, 0); break;
+		case 'h': o.host_ns = strtoul(optarg, NULL, 0); break;
+		case 't': o.table = true; break;
+		case 'q': o.quick = true; break;
+		default:
+			fprintf(stderr, "usage: %s [--node DEV] [--launches N] [--depth N] "
+				"[--size BYTES] [--chunk BYTES] [--host-ns NS] [--table] [--quick]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (!o.launches || !o.depth || !o.size || o.size % 4 || !o.chunk || o.chunk % 4 ||
+	    o.chunk > 256) {
+		fprintf(stderr, "launches, depth, size (a multiple of 4) and chunk (a multiple of 4, "
+			"at most the SF of 256) must be set\n");
+		return 2;
+	}
+	if (o.quick)
+		o.launches = 16;
+	if (o.table)
+		printf("%-10s %-12s %7s %6s %9s %9s %9s %7s %s\n", "sweep", "run", "SF", "e2e_us",
+		       "busy_us", "idle_us", "launch_us", "stalls", "verified");
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		bad |= bench_one(&o, &modes[i], &r);
+		print(&o, "modes", &modes[i], &r);
+	}
+	if (o.quick)
+		return bad ? 1 : 0;
+	/* The SF sweep: one-slot records, batched 1 to 64 slots at a time. */
+	for (i = 0; i < sizeof(sfs) / sizeof(sfs[0]); i++) {
+		struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, sfs[i], 256, 1024, 50 };
+		struct opts so = o;
+
+		so.chunk = 32;
+		bad |= bench_one(&so, &rc, &r);
+		print(&so, "sf", &rc, &r);
+	}
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, 256, 256, caps[i], 50 };
+
+		bad |= bench_one(&o, &rc, &r);
+		print(&o, "capacity", &rc, &r);
+	}
+	return bad ? 1 : 0;
+}

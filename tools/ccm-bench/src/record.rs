@@ -1,0 +1,185 @@
+//! One benchmark run as `ccm_bench` prints it: a flat JSON object of strings, numbers and
+//! booleans. The parser accepts exactly that (no nesting), which is all the VM emits.
+
+use std::collections::BTreeMap;
+
+/// A field value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Str(String),
+    Num(f64),
+    Bool(bool),
+}
+
+/// A run: field name to value.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Run(pub BTreeMap<String, Value>);
+
+impl Run {
+    pub fn str(&self, k: &str) -> &str {
+        match self.0.get(k) {
+            Some(Value::Str(s)) => s,
+            _ => "",
+        }
+    }
+
+    pub fn num(&self, k: &str) -> f64 {
+        match self.0.get(k) {
+            Some(Value::Num(n)) => *n,
+            _ => f64::NAN,
+        }
+    }
+
+    pub fn verified(&self) -> bool {
+        matches!(self.0.get("verified"), Some(Value::Bool(true)))
+    }
+
+    /// The run as a JSON object, fields in name order.
+    pub fn to_json(&self) -> String {
+        let fields: Vec<String> = self
+            .0
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    Value::Str(s) => format!("\"{}\"", escape(s)),
+                    Value::Num(n) => format!("{n}"),
+                    Value::Bool(b) => format!("{b}"),
+                };
+                format!("\"{}\":{}", escape(k), v)
+            })
+            .collect();
+        format!("{{{}}}", fields.join(","))
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// Parses one flat JSON object.
+pub fn parse(line: &str) -> Result<Run, String> {
+    let mut p = Parser {
+        s: line.trim().as_bytes(),
+        i: 0,
+    };
+    p.expect(b'{')?;
+    let mut run = Run::default();
+    p.ws();
+    if p.peek() == Some(b'}') {
+        return Ok(run);
+    }
+    loop {
+        p.ws();
+        let k = p.string()?;
+        p.ws();
+        p.expect(b':')?;
+        p.ws();
+        let v = match p.peek() {
+            Some(b'"') => Value::Str(p.string()?),
+            Some(b't') => p.word("true", Value::Bool(true))?,
+            Some(b'f') => p.word("false", Value::Bool(false))?,
+            _ => Value::Num(p.number()?),
+        };
+        run.0.insert(k, v);
+        p.ws();
+        match p.next() {
+            Some(b',') => continue,
+            Some(b'}') => break,
+            _ => return Err(format!("expected , or }} at byte {}", p.i)),
+        }
+    }
+    p.ws();
+    if p.i != p.s.len() {
+        return Err(format!("trailing bytes at {}", p.i));
+    }
+    Ok(run)
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let c = self.peek();
+        self.i += 1;
+        c
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            self.i += 1;
+        }
+    }
+
+    fn expect(&mut self, c: u8) -> Result<(), String> {
+        if self.next() == Some(c) {
+            Ok(())
+        } else {
+            Err(format!("expected '{}' at byte {}", c as char, self.i - 1))
+        }
+    }
+
+    fn string(&mut self) -> Result<String, String> {
+        self.expect(b'"')?;
+        let mut out = Vec::new();
+        loop {
+            match self.next() {
+                Some(b'"') => break,
+                Some(b'\\') => match self.next() {
+                    Some(c @ (b'"' | b'\\' | b'/')) => out.push(c),
+                    Some(b'n') => out.push(b'\n'),
+                    Some(b't') => out.push(b'\t'),
+                    _ => return Err(format!("unsupported escape at byte {}", self.i)),
+                },
+                Some(c) => out.push(c),
+                None => return Err("unterminated string".into()),
+            }
+        }
+        String::from_utf8(out).map_err(|e| e.to_string())
+    }
+
+    fn word(&mut self, w: &str, v: Value) -> Result<Value, String> {
+        if self.s[self.i..].starts_with(w.as_bytes()) {
+            self.i += w.len();
+            Ok(v)
+        } else {
+            Err(format!("expected {w} at byte {}", self.i))
+        }
+    }
+
+    fn number(&mut self) -> Result<f64, String> {
+        let start = self.i;
+        while matches!(
+            self.peek(),
+            Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+        ) {
+            self.i += 1;
+        }
+        std::str::from_utf8(&self.s[start..self.i])
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(|| format!("bad number at byte {start}"))
+    }
+}
+
+/// The runs in a VM test log: every line of the `bench` section that is a JSON object.
+pub fn runs_in_log(log: &str) -> Result<Vec<Run>, String> {
+    let mut inside = false;
+    let mut runs = Vec::new();
+    for line in log.lines() {
+        if line.starts_with("##cxlstack begin bench") {
+            inside = true;
+        } else if line.starts_with("##cxlstack end bench") {
+            inside = false;
+        } else if inside && line.trim_start().starts_with('{') {
+            runs.push(parse(line)?);
+        }
+    }
+    Ok(runs)
+}

@@ -1,0 +1,197 @@
+//! The table and the plots of a benchmark.
+
+use crate::record::Run;
+use std::fmt::Write;
+
+/// The runs of one sweep, in the order they ran.
+pub fn sweep<'a>(runs: &'a [Run], name: &str) -> Vec<&'a Run> {
+    runs.iter().filter(|r| r.str("sweep") == name).collect()
+}
+
+/// The end-to-end time of the RP run of a sweep, the baseline the paper normalizes to.
+pub fn rp_baseline(runs: &[&Run]) -> Option<f64> {
+    runs.iter()
+        .find(|r| r.str("mode") == "RP")
+        .map(|r| r.num("e2e_us"))
+        .filter(|t| t.is_finite() && *t > 0.0)
+}
+
+/// A readable table: every run, with its time normalized to RP where there is an RP run.
+pub fn table(runs: &[Run]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<9} {:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7}  verified",
+        "sweep",
+        "run",
+        "SF",
+        "slots",
+        "e2e_us",
+        "busy_us",
+        "idle_us",
+        "launch_us",
+        "vs RP",
+        "stalls"
+    );
+    for name in ["modes", "sf", "capacity"] {
+        let s = sweep(runs, name);
+        let base = rp_baseline(&s);
+        for r in s {
+            let ratio = base.map_or("-".to_string(), |b| format!("{:.3}", r.num("e2e_us") / b));
+            let _ = writeln!(
+                out,
+                "{:<9} {:<10} {:>5} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>8} {:>7}  {}",
+                name,
+                r.str("label"),
+                r.num("sf"),
+                r.num("payload_slots"),
+                r.num("e2e_us"),
+                r.num("host_busy_us"),
+                r.num("host_idle_us"),
+                r.num("launch_us"),
+                ratio,
+                r.num("credit_stalls"),
+                if r.verified() { "yes" } else { r.str("why") }
+            );
+        }
+    }
+    out
+}
+
+/// One bar of a stacked bar chart: label and stacked segments (value, colour).
+pub struct Bar {
+    pub label: String,
+    pub parts: Vec<(f64, &'static str)>,
+}
+
+/// A stacked bar chart as SVG; the legend names the segments in order.
+pub fn bar_chart(title: &str, y_label: &str, bars: &[Bar], legend: &[(&str, &str)]) -> String {
+    let (w, h, left, bottom, top) = (120 + 90 * bars.len().max(1), 360, 70.0, 300.0, 40.0);
+    let max = bars
+        .iter()
+        .map(|b| b.parts.iter().map(|p| p.0.max(0.0)).sum::<f64>())
+        .fold(0.0f64, f64::max)
+        .max(f64::MIN_POSITIVE);
+    let scale = (bottom - top) / max;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
+         font-family=\"sans-serif\" font-size=\"12\">\n\
+         <text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">{}</text>\n\
+         <text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">{}</text>\n\
+         <line x1=\"{left}\" y1=\"{bottom}\" x2=\"{}\" y2=\"{bottom}\" stroke=\"black\"/>\n",
+        w / 2,
+        xml(title),
+        (bottom + top) / 2.0,
+        (bottom + top) / 2.0,
+        xml(y_label),
+        w - 20
+    );
+    for i in 0..=4 {
+        let v = max * i as f64 / 4.0;
+        let y = bottom - v * scale;
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{y:.1}\" text-anchor=\"end\">{}</text>",
+            left - 4.0,
+            fmt_num(v)
+        );
+    }
+    for (i, b) in bars.iter().enumerate() {
+        let x = left + 20.0 + 90.0 * i as f64;
+        let mut y = bottom;
+        for (v, colour) in &b.parts {
+            let hgt = v.max(0.0) * scale;
+            y -= hgt;
+            let _ = writeln!(
+                s,
+                "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"60\" height=\"{hgt:.1}\" fill=\"{colour}\"/>"
+            );
+        }
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            x + 30.0,
+            bottom + 16.0,
+            xml(&b.label)
+        );
+    }
+    for (i, (name, colour)) in legend.iter().enumerate() {
+        let y = bottom + 36.0 + 16.0 * i as f64;
+        let _ = writeln!(
+            s,
+            "<rect x=\"{left}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{colour}\"/>\
+             <text x=\"{}\" y=\"{y}\">{}</text>",
+            y - 9.0,
+            left + 16.0,
+            xml(name)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+fn fmt_num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+pub const BUSY: &str = "#4e9a06";
+pub const IDLE: &str = "#c4a000";
+
+/// The Figure-10-style plot: each mode's end-to-end time normalized to RP, split into host
+/// busy and host idle time.
+pub fn modes_plot(runs: &[Run]) -> Option<String> {
+    let s = sweep(runs, "modes");
+    let base = rp_baseline(&s)?;
+    let bars: Vec<Bar> = s
+        .iter()
+        .map(|r| Bar {
+            label: r.str("label").to_string(),
+            parts: vec![
+                (r.num("host_busy_us") / base, BUSY),
+                (r.num("host_idle_us") / base, IDLE),
+            ],
+        })
+        .collect();
+    Some(bar_chart(
+        "STREAM_XFORM pipeline: end-to-end time normalized to RP",
+        "time / RP",
+        &bars,
+        &[
+            ("host busy", BUSY),
+            ("host idle (waiting for the CCM)", IDLE),
+        ],
+    ))
+}
+
+/// A sweep's end-to-end times in microseconds, labelled by `key`.
+pub fn sweep_plot(runs: &[Run], name: &str, key: &str, title: &str) -> Option<String> {
+    let s = sweep(runs, name);
+    if s.is_empty() {
+        return None;
+    }
+    let bars: Vec<Bar> = s
+        .iter()
+        .map(|r| Bar {
+            label: format!("{} {}", key, r.num(key)),
+            parts: vec![(r.num("host_busy_us"), BUSY), (r.num("host_idle_us"), IDLE)],
+        })
+        .collect();
+    Some(bar_chart(
+        title,
+        "microseconds",
+        &bars,
+        &[("host busy", BUSY), ("host idle", IDLE)],
+    ))
+}

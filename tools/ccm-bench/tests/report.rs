@@ -1,0 +1,82 @@
+//! The log parsing, the normalization to RP and the plots, on a made-up log.
+
+#[path = "../src/record.rs"]
+mod record;
+#[path = "../src/report.rs"]
+#[allow(dead_code)]
+mod report;
+
+const LOG: &str = r#"noise before
+##cxlstack begin bench
+{"workload":"stream_xform","sweep":"modes","label":"RP","mode":"RP","sf":256,"payload_slots":1024,"e2e_us":200.0,"host_busy_us":50.0,"host_idle_us":150.0,"launch_us":10.0,"credit_stalls":0,"verified":true,"why":""}
+{"workload":"stream_xform","sweep":"modes","label":"AXLE-p1","mode":"AXLE","sf":256,"payload_slots":1024,"e2e_us":100.0,"host_busy_us":50.0,"host_idle_us":50.0,"launch_us":5.0,"credit_stalls":3,"verified":true,"why":""}
+{"workload":"stream_xform","sweep":"sf","label":"AXLE-p1","mode":"AXLE","sf":32,"payload_slots":1024,"e2e_us":90.0,"host_busy_us":40.0,"host_idle_us":50.0,"launch_us":5.0,"credit_stalls":0,"verified":false,"why":"checksum mismatch, record 3 tag \"7\""}
+ok 1 not json
+##cxlstack end bench rc=0
+{"sweep":"modes","label":"after the section"}
+"#;
+
+#[test]
+fn parses_only_the_bench_section() {
+    let runs = record::runs_in_log(LOG).unwrap();
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[0].str("mode"), "RP");
+    assert_eq!(runs[1].num("credit_stalls"), 3.0);
+    assert!(runs[0].verified());
+    assert!(!runs[2].verified());
+    assert_eq!(runs[2].str("why"), "checksum mismatch, record 3 tag \"7\"");
+}
+
+#[test]
+fn round_trips_through_json() {
+    let runs = record::runs_in_log(LOG).unwrap();
+    for r in &runs {
+        assert_eq!(&record::parse(&r.to_json()).unwrap(), r);
+    }
+}
+
+#[test]
+fn refuses_malformed_lines() {
+    for bad in [
+        "{",
+        "{\"a\":}",
+        "{\"a\":1,}",
+        "{\"a\":1} x",
+        "{\"a\":\"\\q\"}",
+        "[1]",
+    ] {
+        assert!(record::parse(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn normalizes_to_rp() {
+    let runs = record::runs_in_log(LOG).unwrap();
+    let modes = report::sweep(&runs, "modes");
+    assert_eq!(report::rp_baseline(&modes), Some(200.0));
+    let table = report::table(&runs);
+    let axle = table
+        .lines()
+        .find(|l| l.contains("AXLE-p1") && l.starts_with("modes"))
+        .unwrap();
+    assert!(axle.contains("0.500"), "{axle}");
+    // No RP run in the SF sweep: no ratio, and the failure is shown.
+    let sf = table.lines().find(|l| l.starts_with("sf")).unwrap();
+    assert!(
+        sf.contains(" - ") && sf.contains("checksum mismatch"),
+        "{sf}"
+    );
+}
+
+#[test]
+fn plots_scale_to_the_largest_bar() {
+    let runs = record::runs_in_log(LOG).unwrap();
+    let svg = report::modes_plot(&runs).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    // RP is 1.0 (busy 0.25 + idle 0.75): the tallest bar spans the whole axis (260 px).
+    assert!(
+        svg.contains("height=\"65.0\"") && svg.contains("height=\"195.0\""),
+        "{svg}"
+    );
+    assert!(report::sweep_plot(&runs, "capacity", "payload_slots", "t").is_none());
+}
