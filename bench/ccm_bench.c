@@ -14,6 +14,9 @@
  *   host_busy_us  time in host tasks (checksum check + the --host-ns work)
  *   host_idle_us  e2e minus host busy: polling, waiting, stalled in LAUNCH
  *   launch_us     time inside LAUNCH (the BS stall, the RP mailbox wait)
+ *   ccm_idle_us   e2e minus the time the device had work for the tenant
+ *                 (STATS.ccm_busy_ns): the CCM waiting for launches or credit
+ *   credit_wait_us  the device holding results back for lack of credit
  *   records, credit_stalls, interrupts, polls: from the data and STATS
  *
  * Every record's checksum is recomputed; a mismatch, a stale sequence number
@@ -45,7 +48,7 @@ struct run {
 };
 
 struct result {
-	double e2e_us, busy_us, idle_us, launch_us;
+	double e2e_us, busy_us, idle_us, launch_us, ccm_idle_us, credit_wait_us;
 	unsigned long long records, bytes, credit_stalls, interrupts, polls;
 	bool verified;
 	char why[160];
@@ -251,6 +254,10 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	memset(&st, 0, sizeof(st));
 	if (!ioctl(fd, CXL_CCM_IOC_STATS, &st)) {
 		res->credit_stalls = st.credit_stalls;
+		res->ccm_idle_us = res->e2e_us - st.ccm_busy_ns / 1000.0;
+		if (res->ccm_idle_us < 0)
+			res->ccm_idle_us = 0;
+		res->credit_wait_us = st.credit_wait_ns / 1000.0;
 		res->interrupts = st.interrupts;
 		res->polls = st.polls;
 	}
@@ -274,20 +281,21 @@ static void print(const struct opts *o, const char *sweep, const struct run *rc,
 		  const struct result *r)
 {
 	if (o->table) {
-		printf("%-10s %-12s %7u %6.0f %9.0f %9.0f %9.0f %7llu %s\n", sweep, rc->label,
-		       rc->sf, r->e2e_us, r->busy_us, r->idle_us, r->launch_us,
-		       r->credit_stalls, r->verified ? "ok" : r->why);
+		printf("%-10s %-12s %7u %6.0f %9.0f %9.0f %9.0f %9.0f %7llu %s\n", sweep,
+		       rc->label, rc->sf, r->e2e_us, r->busy_us, r->idle_us, r->launch_us,
+		       r->ccm_idle_us, r->credit_stalls, r->verified ? "ok" : r->why);
 		return;
 	}
 	printf("{\"workload\":\"stream_xform\",\"sweep\":\"%s\",\"label\":\"%s\",\"mode\":\"%s\","
 	       "\"sf\":%u,\"metadata_slots\":%u,\"payload_slots\":%u,\"poll_ns\":%u,"
 	       "\"launches\":%u,\"size\":%u,\"chunk\":%u,\"depth\":%u,\"host_ns\":%u,"
 	       "\"e2e_us\":%.1f,\"host_busy_us\":%.1f,\"host_idle_us\":%.1f,\"launch_us\":%.1f,"
+	       "\"ccm_idle_us\":%.1f,\"credit_wait_us\":%.1f,"
 	       "\"records\":%llu,\"bytes\":%llu,\"credit_stalls\":%llu,\"interrupts\":%llu,"
 	       "\"polls\":%llu,\"verified\":%s,\"why\":\"%s\"}\n",
 	       sweep, rc->label, mode_name(rc->mode), rc->sf, rc->md_slots, rc->pl_slots,
 	       rc->poll_ns, o->launches, o->size, o->chunk, o->depth, o->host_ns, r->e2e_us,
-	       r->busy_us, r->idle_us, r->launch_us, r->records, r->bytes, r->credit_stalls,
+	       r->busy_us, r->idle_us, r->launch_us, r->ccm_idle_us, r->credit_wait_us, r->records, r->bytes, r->credit_stalls,
 	       r->interrupts, r->polls, r->verified ? "true" : "false", r->why);
 	fflush(stdout);
 }
@@ -347,8 +355,9 @@ int main(int argc, char **argv)
 	if (o.quick)
 		o.launches = 16;
 	if (o.table)
-		printf("%-10s %-12s %7s %6s %9s %9s %9s %7s %s\n", "sweep", "run", "SF", "e2e_us",
-		       "busy_us", "idle_us", "launch_us", "stalls", "verified");
+		printf("%-10s %-12s %7s %6s %9s %9s %9s %9s %7s %s\n", "sweep", "run", "SF",
+		       "e2e_us", "busy_us", "idle_us", "launch_us", "ccm_idle", "stalls",
+		       "verified");
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		bad |= bench_one(&o, &modes[i], &r);
 		print(&o, "modes", &modes[i], &r);

@@ -446,6 +446,13 @@ pub const TREG_PAYLOAD_BYTES: usize = 0x58;
 pub const TREG_CREDIT_STALLS: usize = 0x60;
 /// Tenant register `dma_batches` (RO, u64). Device writes: batches back-streamed since enable.
 pub const TREG_DMA_BATCHES: usize = 0x68;
+/// Tenant register `busy_ns` (RO, u64, since 1.1). Device writes: nanoseconds during which the
+/// tenant had work on the device (jobs queued or computing, results waiting to stream); the
+/// rest of a run is the CCM's idle time for this tenant.
+pub const TREG_BUSY_NS: usize = 0x70;
+/// Tenant register `credit_wait_ns` (RO, u64, since 1.1). Device writes: nanoseconds batches
+/// waited for credit (back-pressure), from the first refusal to the reservation.
+pub const TREG_CREDIT_WAIT_NS: usize = 0x78;
 /// Tenant register `mbox_cmd` (RW, u32). Host writes: a `MBOX_CMD_*` opcode, before ringing
 /// `mbox_doorbell`. Only one command is outstanding: the host writes the next one only after
 /// `mbox_done` reached the previous sequence number.
@@ -553,8 +560,10 @@ pub struct TenantRegs {
     pub credit_stalls: u64,
     /// [`TREG_DMA_BATCHES`].
     pub dma_batches: u64,
-    /// Zero.
-    pub status_reserved: [u64; 2],
+    /// [`TREG_BUSY_NS`].
+    pub busy_ns: u64,
+    /// [`TREG_CREDIT_WAIT_NS`].
+    pub credit_wait_ns: u64,
     /// [`TREG_MBOX_CMD`].
     pub mbox_cmd: u32,
     /// [`TREG_MBOX_ARG`].
@@ -1141,7 +1150,8 @@ assert_layout!(TenantRegs, size = 0x100, align = 8, {
     payload_bytes @ TREG_PAYLOAD_BYTES,
     credit_stalls @ TREG_CREDIT_STALLS,
     dma_batches @ TREG_DMA_BATCHES,
-    status_reserved @ 0x70,
+    busy_ns @ TREG_BUSY_NS,
+    credit_wait_ns @ TREG_CREDIT_WAIT_NS,
     mbox_cmd @ TREG_MBOX_CMD,
     mbox_arg @ TREG_MBOX_ARG,
     mbox_doorbell @ TREG_MBOX_DOORBELL,

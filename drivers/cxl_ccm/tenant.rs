@@ -118,6 +118,8 @@ struct DeviceBaseline {
     payload_bytes: u64,
     credit_stalls: u64,
     dma_batches: u64,
+    busy_ns: u64,
+    credit_wait_ns: u64,
 }
 
 /// The gap head's bitmap on the heap (6.12's `KVec` has no `AsRef<[T]>`).
@@ -1154,7 +1156,7 @@ impl Tenant {
 
     /// `CXL_CCM_IOC_STATS`.
     pub(crate) fn stats(&self, arg: &mut uapi::Stats) -> Result {
-        if arg.flags & !uapi::STATS_RESET != 0 || arg.reserved != [0; 6] {
+        if arg.flags & !uapi::STATS_RESET != 0 || arg.reserved != [0; 4] {
             pr_warn_ratelimited!("STATS: unknown flags or nonzero reserved fields\n");
             return Err(EINVAL);
         }
@@ -1168,6 +1170,8 @@ impl Tenant {
                 payload_bytes: r(abi::TREG_PAYLOAD_BYTES)?,
                 credit_stalls: r(abi::TREG_CREDIT_STALLS)?,
                 dma_batches: r(abi::TREG_DMA_BATCHES)?,
+                busy_ns: r(abi::TREG_BUSY_NS)?,
+                credit_wait_ns: r(abi::TREG_CREDIT_WAIT_NS)?,
             }
         };
         let mut st = self.core.state.lock();
@@ -1180,6 +1184,7 @@ impl Tenant {
                 payload_bytes: st.producer.bytes,
                 credit_stalls: 0,
                 dma_batches: 0,
+                ..dev
             }
         };
         let c = st.counters;
@@ -1200,6 +1205,8 @@ impl Tenant {
             credits_published: c.published,
             errors: c.errors,
             interrupts: self.core.interrupts.load(Ordering::Relaxed),
+            ccm_busy_ns: dev.busy_ns.wrapping_sub(b.busy_ns),
+            credit_wait_ns: dev.credit_wait_ns.wrapping_sub(b.credit_wait_ns),
             ..Default::default()
         };
         if arg.flags & uapi::STATS_RESET != 0 {

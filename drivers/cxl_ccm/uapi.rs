@@ -266,8 +266,13 @@ pub struct Stats {
     pub interrupts: u64,
     /// Out: errors: records with [`MD_FLAG_ERROR`], rejected releases, device errors.
     pub errors: u64,
+    /// Out: nanoseconds the device had work for this tenant (the rest of a run is CCM idle
+    /// time); 0 where the device does not report it.
+    pub ccm_busy_ns: u64,
+    /// Out: nanoseconds the device held results back for lack of credit.
+    pub credit_wait_ns: u64,
     /// Out: 0.
-    pub reserved: [u64; 6],
+    pub reserved: [u64; 4],
 }
 
 /// [`IOC_WAIT`]: block until at least `min_records` records are ready past the caller's metadata
@@ -424,7 +429,9 @@ assert_layout!(Stats, size = 0xA0, align = 8, {
     credits_published @ 0x58,
     interrupts @ 0x60,
     errors @ 0x68,
-    reserved @ 0x70,
+    ccm_busy_ns @ 0x70,
+    credit_wait_ns @ 0x78,
+    reserved @ 0x80,
 });
 
 assert_layout!(Wait, size = 0x30, align = 8, {

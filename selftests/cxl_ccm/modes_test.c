@@ -74,6 +74,7 @@ TEST_F_TIMEOUT(modes, results_verified, 90)
 	struct axle_run *r = &self->r;
 	struct cxl_ccm_stats s;
 	unsigned int i;
+	__u64 t0 = axle_now_ns();
 
 	setup(_metadata, &self->t, variant->mode, 64, 256, 0xfffffff0);
 	axle_run_init(_metadata, r, &self->t, 4096, axle_seed(_metadata));
@@ -84,6 +85,9 @@ TEST_F_TIMEOUT(modes, results_verified, 90)
 	axle_check_stats(_metadata, r);
 	ASSERT_EQ(0, axle_ioc_stats(self->t.fd, &s, 0));
 	EXPECT_EQ(24U, s.launches_completed);
+	/* The device had work for a while, and not for longer than the test ran. */
+	EXPECT_LT(0ULL, s.ccm_busy_ns);
+	EXPECT_GE(axle_now_ns() - t0, s.ccm_busy_ns);
 	if (variant->mode == CXL_CCM_MODE_RP)
 		EXPECT_LE(24U, s.polls) TH_LOG("RP completes by remote polls of the mailbox");
 	if (variant->mode == CXL_CCM_MODE_AXLE_IRQ) {

@@ -396,6 +396,10 @@ struct cxl_ccm_release {
  * @credits_published: out: head stores into the device
  * @interrupts: out: interrupts handled
  * @errors: out: failed launches, rejected releases, device errors
+ * @ccm_busy_ns: out: nanoseconds the device had work for this tenant (the
+ *	rest of a run is CCM idle time); 0 if the device does not report it
+ * @credit_wait_ns: out: nanoseconds the device held results back for lack
+ *	of credit
  * @reserved: out: 0
  */
 struct cxl_ccm_stats {
@@ -414,7 +418,9 @@ struct cxl_ccm_stats {
 	__u64 credits_published;
 	__u64 interrupts;
 	__u64 errors;
-	__u64 reserved[6];
+	__u64 ccm_busy_ns;
+	__u64 credit_wait_ns;
+	__u64 reserved[4];
 };
 
 #define CXL_CCM_WAIT_FOREVER		(~0ULL)	/* struct cxl_ccm_wait.timeout_ns */

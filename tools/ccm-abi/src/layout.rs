@@ -129,7 +129,7 @@ pub fn uapi_structs() -> Vec<StructLayout> {
         describe!("cxl_ccm_stats", Stats: [
             flags, tenant, launched, launches_completed, records, payload_bytes,
             backpressure_waits, backpressure_ns, credit_stalls, dma_batches, polls, empty_polls,
-            credits_published, interrupts, errors, reserved,
+            credits_published, interrupts, errors, ccm_busy_ns, credit_wait_ns, reserved,
         ]),
         describe!("cxl_ccm_wait", Wait: [
             min_records, metadata_head, timeout_ns, flags, ready, metadata_tail, reserved0,
@@ -152,7 +152,7 @@ pub fn device_structs() -> Vec<StructLayout> {
             ctrl, mode, slot_size, streaming_factor, metadata_slots, payload_slots,
             streaming_order, index_base, mem_base, mem_size, desc_table, desc_count,
             config_reserved, status, error, launches, records, payload_bytes, credit_stalls,
-            dma_batches, status_reserved, mbox_cmd, mbox_arg, mbox_doorbell, mbox_reserved0,
+            dma_batches, busy_ns, credit_wait_ns, mbox_cmd, mbox_arg, mbox_doorbell, mbox_reserved0,
             mbox_done, mbox_status, mbox_ret, mbox_reserved, irq_ctrl, irq_ack, irq_vector,
             irq_reserved0, irq_seq, irq_cause, irq_reserved,
         ]),

@@ -21,7 +21,7 @@ pub fn table(runs: &[Run]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<9} {:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7}  verified",
+        "{:<9} {:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7}  verified",
         "sweep",
         "run",
         "SF",
@@ -30,6 +30,7 @@ pub fn table(runs: &[Run]) -> String {
         "busy_us",
         "idle_us",
         "launch_us",
+        "ccm_idle",
         "vs RP",
         "stalls"
     );
@@ -40,7 +41,7 @@ pub fn table(runs: &[Run]) -> String {
             let ratio = base.map_or("-".to_string(), |b| format!("{:.3}", r.num("e2e_us") / b));
             let _ = writeln!(
                 out,
-                "{:<9} {:<10} {:>5} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>8} {:>7}  {}",
+                "{:<9} {:<10} {:>5} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>8} {:>7}  {}",
                 name,
                 r.str("label"),
                 r.num("sf"),
@@ -49,6 +50,7 @@ pub fn table(runs: &[Run]) -> String {
                 r.num("host_busy_us"),
                 r.num("host_idle_us"),
                 r.num("launch_us"),
+                r.num("ccm_idle_us"),
                 ratio,
                 r.num("credit_stalls"),
                 if r.verified() { "yes" } else { r.str("why") }

@@ -262,6 +262,8 @@ impl Engine {
             (abi::TREG_PAYLOAD_BYTES, s.payload_bytes),
             (abi::TREG_CREDIT_STALLS, s.credit_stalls),
             (abi::TREG_DMA_BATCHES, s.batches),
+            (abi::TREG_BUSY_NS, tenant.busy_ns()),
+            (abi::TREG_CREDIT_WAIT_NS, s.credit_wait_ns),
         ] {
             regs.atomic_u64(base + off)?.store(v, Ordering::Relaxed);
         }

@@ -131,6 +131,9 @@ pub(crate) struct Tenant {
     /// Tells this tenant's completions from those of an earlier tenant in the same slot.
     generation: u64,
     launches: u64,
+    /// Time with work on the device, and when the current busy stretch began.
+    busy_ns: u64,
+    busy_since: Option<u64>,
 }
 
 fn r32(regs: &MemRemap, off: usize) -> Result<u32> {
@@ -330,6 +333,8 @@ impl Tenant {
             inflight: 0,
             generation,
             launches: 0,
+            busy_ns: 0,
+            busy_since: None,
         };
         KBox::new(tenant, GFP_KERNEL).map_err(|_| None)
     }
@@ -342,6 +347,31 @@ impl Tenant {
     /// Launch packets taken.
     pub(crate) fn launches(&self) -> u64 {
         self.launches
+    }
+
+    /// Nanoseconds this tenant had work on the device, including a stretch in progress.
+    pub(crate) fn busy_ns(&self) -> u64 {
+        let running = self
+            .busy_since
+            .map_or(0, |since| now_ns().saturating_sub(since));
+        self.busy_ns.saturating_add(running)
+    }
+
+    /// Starts or ends a busy stretch: the tenant has work while jobs are queued or computing,
+    /// or results wait to be streamed (or, in RP, a mailbox command is open).
+    fn account_busy(&mut self) {
+        let busy = !self.sched.is_empty()
+            || self.inflight > 0
+            || !self.exec.is_idle()
+            || self.mbox_pending.is_some();
+        match (busy, self.busy_since) {
+            (true, None) => self.busy_since = Some(now_ns()),
+            (false, Some(since)) => {
+                self.busy_ns = self.busy_ns.saturating_add(now_ns().saturating_sub(since));
+                self.busy_since = None;
+            }
+            _ => {}
+        }
     }
 
     /// Serves the tenant once: takes launches, hands up to a turn's worth of chunks to the
@@ -366,6 +396,7 @@ impl Tenant {
         if self.mode == abi::MODE_AXLE_IRQ {
             self.raise(pacer, line)?;
         }
+        self.account_busy();
         Ok(busy)
     }
 
