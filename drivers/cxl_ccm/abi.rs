@@ -217,8 +217,13 @@ pub const KERNEL_NOP: u16 = 0;
 /// `chunk_size` bytes of output become one result record whose `checksum` is the CRC32C of the
 /// chunk. Output size = input size.
 pub const KERNEL_STREAM_XFORM: u16 = 1;
-/// Kernel: k-nearest-neighbour distances (VectorDB; Table IV (a)-(c)).
+/// Kernel: k-nearest-neighbour distances (VectorDB; Table IV (a)-(c)). The input is a query
+/// vector of `dim` little-endian `i32` followed by `rows` vectors of `dim` ([`KnnArgs`]); the
+/// output is one little-endian `u64` per row, the squared Euclidean distance to the query. Every
+/// `chunk_rows` rows are one result record (CRC32C of its distances); the host keeps the top K.
 pub const KERNEL_KNN: u16 = 2;
+/// Largest [`KnnArgs::dim`].
+pub const KNN_MAX_DIM: u32 = 4096;
 /// Kernel: single-source shortest path relaxation (graph analytics; Table IV (d)).
 pub const KERNEL_SSSP: u16 = 3;
 /// Kernel: PageRank neighbour traversal and update (graph analytics; Table IV (e)).
@@ -886,6 +891,36 @@ pub struct RingHeaders {
 // Kernel arguments
 // ---------------------------------------------------------------------------------------------
 
+/// The argument block of [`KERNEL_KNN`] (`arg_size == 32`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KnnArgs {
+    /// Elements per vector, in `1..=KNN_MAX_DIM`.
+    pub dim: u32,
+    /// Vectors after the query; the input is `(rows + 1) * dim * 4` bytes.
+    pub rows: u32,
+    /// Rows per result record (8 bytes each, at most the streaming factor); 0 means as many as
+    /// the streaming factor holds.
+    pub chunk_rows: u32,
+    /// Zero.
+    pub reserved0: u32,
+    /// Zero.
+    pub reserved: [u64; 2],
+}
+
+impl KnnArgs {
+    /// Decodes the argument block of a launch packet.
+    pub fn from_bytes(b: &[u8; MAX_ARG_SIZE as usize]) -> Self {
+        Self {
+            dim: LeField::get(b, 0),
+            rows: LeField::get(b, 4),
+            chunk_rows: LeField::get(b, 8),
+            reserved0: LeField::get(b, 12),
+            reserved: [LeField::get(b, 16), LeField::get(b, 24)],
+        }
+    }
+}
+
 /// The argument block of [`KERNEL_STREAM_XFORM`] (`arg_size == 32`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -1247,6 +1282,14 @@ assert_layout!(RingHeaders, size = 256, align = 8, {
     payload @ 0x40,
     launch @ 0x80,
     reserved @ 0xC0,
+});
+
+assert_layout!(KnnArgs, size = MAX_ARG_SIZE as usize, align = 8, {
+    dim @ 0x00,
+    rows @ 0x04,
+    chunk_rows @ 0x08,
+    reserved0 @ 0x0C,
+    reserved @ 0x10,
 });
 
 assert_layout!(StreamXformArgs, size = MAX_ARG_SIZE as usize, align = 8, {

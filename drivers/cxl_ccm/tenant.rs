@@ -784,10 +784,20 @@ impl Tenant {
         hw.mem.atomic_u32(slot)?.store(tag, Ordering::Release);
         self.core.link.mem_store();
         // The chunk the results are cut into in the rings (RP, BS), as the device would.
-        let xa = abi::StreamXformArgs::from_bytes(&arg.args);
-        let chunk = match xa.chunk_size {
-            0 => self.core.cfg.streaming_factor.bytes(),
-            c => c,
+        let sf = self.core.cfg.streaming_factor.bytes();
+        let chunk = if arg.kernel_id == u32::from(abi::KERNEL_KNN) {
+            let ka = abi::KnnArgs::from_bytes(&arg.args);
+            let rows = if ka.chunk_rows == 0 {
+                sf / 8
+            } else {
+                ka.chunk_rows
+            };
+            rows.saturating_mul(8)
+        } else {
+            match abi::StreamXformArgs::from_bytes(&arg.args).chunk_size {
+                0 => sf,
+                c => c,
+            }
         };
         let src = l.output + arg.input_offset;
         if let Some(st) = rp_state.as_mut() {

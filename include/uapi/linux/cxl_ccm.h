@@ -106,6 +106,9 @@
  * STREAM_XFORM: element-wise transform of a vector of little-endian __u32
  *               (struct cxl_ccm_stream_xform_args); every chunk_size bytes of
  *               output are one record whose checksum is the chunk's CRC32C.
+ * KNN:          squared Euclidean distances of rows to a query
+ *               (struct cxl_ccm_knn_args): input = query then rows, dim
+ *               little-endian __s32 each; output = one __u64 per row.
  * The others are the workloads of the AXLE evaluation (Table IV).
  */
 #define CXL_CCM_KERNEL_NOP		0
@@ -118,6 +121,7 @@
 #define CXL_CCM_KERNEL_LLM_ATTENTION	7
 #define CXL_CCM_KERNEL_DLRM_SLS		8
 #define CXL_CCM_KERNEL_ID_LIMIT		64
+#define CXL_CCM_KNN_MAX_DIM		4096
 
 /* struct cxl_ccm_stream_xform_args.op */
 #define CXL_CCM_XFORM_OP_COPY		0	/* out = in */
@@ -206,6 +210,23 @@ struct cxl_ccm_ring_headers {
 	struct cxl_ccm_ring_header payload;
 	struct cxl_ccm_launch_header launch;
 	__u64 reserved[8];
+};
+
+/**
+ * struct cxl_ccm_knn_args - arguments of CXL_CCM_KERNEL_KNN
+ * @dim: elements per vector, 1 to CXL_CCM_KNN_MAX_DIM
+ * @rows: vectors after the query (the input is (rows + 1) * dim * 4 bytes)
+ * @chunk_rows: rows per record (8 bytes each, at most the streaming factor);
+ *	0 means as many as the streaming factor holds
+ * @reserved0: 0
+ * @reserved: 0
+ */
+struct cxl_ccm_knn_args {
+	__u32 dim;
+	__u32 rows;
+	__u32 chunk_rows;
+	__u32 reserved0;
+	__u64 reserved[2];
 };
 
 /**

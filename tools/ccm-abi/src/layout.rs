@@ -105,6 +105,7 @@ pub fn uapi_structs() -> Vec<StructLayout> {
         ]),
         describe!("cxl_ccm_launch_header", LaunchHeader: [ head, slots, reserved ]),
         describe!("cxl_ccm_ring_headers", RingHeaders: [ metadata, payload, launch, reserved ]),
+        describe!("cxl_ccm_knn_args", KnnArgs: [ dim, rows, chunk_rows, reserved0, reserved ]),
         describe!("cxl_ccm_stream_xform_args", StreamXformArgs: [
             op, chunk_size, operand, reserved0, reserved,
         ]),
@@ -211,6 +212,7 @@ pub fn uapi_constants() -> Vec<Constant> {
         "CXL_CCM_KERNEL_LLM_ATTENTION" => KERNEL_LLM_ATTENTION,
         "CXL_CCM_KERNEL_DLRM_SLS" => KERNEL_DLRM_SLS,
         "CXL_CCM_KERNEL_ID_LIMIT" => KERNEL_ID_LIMIT,
+        "CXL_CCM_KNN_MAX_DIM" => KNN_MAX_DIM,
         "CXL_CCM_XFORM_OP_COPY" => XFORM_OP_COPY,
         "CXL_CCM_XFORM_OP_XOR" => XFORM_OP_XOR,
         "CXL_CCM_XFORM_OP_ADD" => XFORM_OP_ADD,

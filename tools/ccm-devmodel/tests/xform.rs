@@ -241,3 +241,91 @@ fn host_verification() {
         Err(VerifyError::Args(XformError::InputNotWordMultiple))
     );
 }
+
+mod knn {
+    use ccm_devmodel::abi::{KnnArgs, KNN_MAX_DIM};
+    use ccm_devmodel::kernel::Kernel;
+    use ccm_devmodel::knn::{distance_piece, Knn, KnnError};
+
+    fn args(dim: u32, rows: u32, chunk_rows: u32) -> [u8; 32] {
+        let mut b = [0u8; 32];
+        b[0..4].copy_from_slice(&dim.to_le_bytes());
+        b[4..8].copy_from_slice(&rows.to_le_bytes());
+        b[8..12].copy_from_slice(&chunk_rows.to_le_bytes());
+        assert_eq!(KnnArgs::from_bytes(&b).rows, rows);
+        b
+    }
+
+    fn input(dim: u32, rows: u32) -> u32 {
+        (rows + 1) * dim * 4
+    }
+
+    #[test]
+    fn validates_arguments() {
+        let ok = Knn::from_packet(&args(4, 10, 3), 32, 64, input(4, 10)).unwrap();
+        assert_eq!((ok.chunk_count(), ok.output_bytes()), (4, 80));
+        assert_eq!(
+            Knn::from_packet(&args(4, 10, 0), 32, 64, input(4, 10))
+                .unwrap()
+                .chunk_count(),
+            2
+        );
+        let bad = |a: [u8; 32], size: u16, sf: u32, inp: u32| Knn::from_packet(&a, size, sf, inp);
+        assert_eq!(
+            bad(args(4, 10, 3), 16, 64, input(4, 10)),
+            Err(KnnError::BadArgSize)
+        );
+        assert_eq!(bad(args(0, 10, 3), 32, 64, 44), Err(KnnError::BadDim));
+        assert_eq!(
+            bad(args(KNN_MAX_DIM + 1, 1, 1), 32, 64, 0),
+            Err(KnnError::BadDim)
+        );
+        assert_eq!(bad(args(4, 0, 1), 32, 64, 16), Err(KnnError::NoRows));
+        assert_eq!(
+            bad(args(4, 10, 3), 32, 64, input(4, 10) - 4),
+            Err(KnnError::InputSizeMismatch)
+        );
+        assert_eq!(
+            bad(args(4, 10, 9), 32, 64, input(4, 10)),
+            Err(KnnError::ChunkAboveStreamingFactor)
+        );
+        assert_eq!(
+            bad(args(4, 10, 0), 32, 4, input(4, 10)),
+            Err(KnnError::ChunkAboveStreamingFactor)
+        );
+        let mut r = args(4, 10, 3);
+        r[20] = 1;
+        assert_eq!(bad(r, 32, 64, input(4, 10)), Err(KnnError::ReservedNonZero));
+    }
+
+    #[test]
+    fn chunks_cover_every_row_once() {
+        let k = Knn::from_packet(&args(2, 10, 4), 32, 64, input(2, 10)).unwrap();
+        let spans: Vec<_> = (0..5).map(|i| k.chunk(i)).collect();
+        assert_eq!(spans[0].unwrap().offset, 0);
+        assert_eq!(spans[2].unwrap().length, 16);
+        assert_eq!(
+            spans[1].unwrap().offset + spans[1].unwrap().length,
+            spans[2].unwrap().offset
+        );
+        assert!(spans[3].is_none() && spans[4].is_none());
+        let kern = Kernel::Knn(k);
+        assert_eq!((kern.chunk_count(0), kern.output_bytes(0)), (3, 80));
+        assert_eq!(k.row_offset(0), 8);
+    }
+
+    #[test]
+    fn distance_matches_a_reference_and_splits() {
+        let q: Vec<i32> = vec![1, -2, i32::MAX, i32::MIN, 7];
+        let r: Vec<i32> = vec![-3, 5, i32::MIN, i32::MAX, 7];
+        let le = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let reference = q.iter().zip(&r).fold(0u64, |acc, (&a, &b)| {
+            let d = (i128::from(a) - i128::from(b)).unsigned_abs();
+            acc.wrapping_add((d * d) as u64)
+        });
+        let (qb, rb) = (le(&q), le(&r));
+        assert_eq!(distance_piece(&qb, &rb, 0), reference);
+        let split = distance_piece(&qb[8..], &rb[8..], distance_piece(&qb[..8], &rb[..8], 0));
+        assert_eq!(split, reference);
+    }
+}

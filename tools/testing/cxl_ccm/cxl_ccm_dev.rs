@@ -194,14 +194,17 @@ fn reset(regs: &MemRemap, mem_size: u64, latency: &LatencyModel) -> Result {
     let r32 = |o: usize, v: u32| regs.atomic_u32(o).map(|r| r.store(v, Ordering::Relaxed));
     let r64 = |o: usize, v: u64| regs.atomic_u64(o).map(|r| r.store(v, Ordering::Relaxed));
     r32(abi::REG_VERSION, abi::ABI_VERSION)?;
-    // AXLE (streamed out of order or in order) and the RP and BS baselines; one kernel.
+    // Every mode (AXLE streamed out of order or in order); STREAM_XFORM and KNN.
     let caps = abi::CAP_MODE_AXLE
         | abi::CAP_MODE_RP
         | abi::CAP_MODE_BS
         | abi::CAP_MODE_AXLE_IRQ
         | abi::CAP_IN_ORDER;
     r64(abi::REG_CAPS, caps)?;
-    r64(abi::REG_KERNELS, 1 << abi::KERNEL_STREAM_XFORM)?;
+    r64(
+        abi::REG_KERNELS,
+        1 << abi::KERNEL_STREAM_XFORM | 1 << abi::KERNEL_KNN,
+    )?;
     r64(abi::REG_MEM_SIZE, mem_size)?;
     r64(abi::REG_TENANT_WINDOWS, 0)?;
     r32(abi::REG_MAX_TENANTS, abi::MAX_TENANTS)?;

@@ -16,6 +16,8 @@ use crate::host_dma::HostRegion;
 use crate::model::dma_plan::{
     DmaExecutor, ExecBuffers, ExecError, ExecStats, Next, RegionLayout, ResultRecord, Step,
 };
+use crate::model::kernel::Kernel;
+use crate::model::knn::Knn;
 use crate::model::latency::Operation;
 use crate::model::scheduler::{JobId, Policy, Scheduler};
 use crate::model::xform::Xform;
@@ -90,7 +92,7 @@ type Exec = DmaExecutor<Segments, [u64; 1], HeapBuffers>;
 #[derive(Clone, Copy, Default)]
 struct Job {
     tag: u32,
-    xform: Option<Xform>,
+    kernel: Option<Kernel>,
     input_base: u64,
     input_size: u32,
     output_base: u64,
@@ -464,7 +466,7 @@ impl Tenant {
             let job_free = self
                 .jobs
                 .get(abi::launch_slot(tag) as usize)
-                .is_some_and(|j| j.xform.is_none());
+                .is_some_and(|j| j.kernel.is_none());
             if !job_free || !self.has_room() {
                 // Back-pressure on the launch ring: the host blocks once every slot is full.
                 break;
@@ -503,10 +505,7 @@ impl Tenant {
     fn accept(&mut self, p: &LaunchPacket) -> core::result::Result<(), Status> {
         match self.check_packet(p) {
             Ok(Some(job)) => {
-                let chunks = job
-                    .xform
-                    .and_then(|x| x.chunk_count(job.input_size as usize).ok())
-                    .unwrap_or(0);
+                let chunks = job.kernel.map_or(0, |k| k.chunk_count(job.input_size));
                 let id = JobId {
                     tenant: self.index as u16,
                     tag: p.tag,
@@ -528,7 +527,7 @@ impl Tenant {
 
     /// The job of a valid packet, `None` for an empty input, or the status of a bad one.
     fn check_packet(&self, p: &LaunchPacket) -> core::result::Result<Option<Job>, Status> {
-        if p.kernel_id != abi::KERNEL_STREAM_XFORM {
+        if p.kernel_id != abi::KERNEL_STREAM_XFORM && p.kernel_id != abi::KERNEL_KNN {
             return Err(abi::STATUS_BAD_KERNEL);
         }
         // SYNC is the BS flow, and the BS flow is nothing but SYNC launches.
@@ -539,12 +538,19 @@ impl Tenant {
         {
             return Err(abi::STATUS_BAD_PACKET);
         }
-        let xform = Xform::from_packet(&p.args, p.arg_size, self.streaming_factor)
-            .map_err(|e| e.status())?;
-        let size = Xform::check_input(p.input_size as usize).map_err(|e| e.status())?;
-        let len = u64::from(size);
-        if !inside(p.input_base, len, self.part_base, self.part_end)
-            || !inside(p.output_base, len, self.part_base, self.part_end)
+        let sf = self.streaming_factor;
+        let (kernel, size) = if p.kernel_id == abi::KERNEL_KNN {
+            let knn =
+                Knn::from_packet(&p.args, p.arg_size, sf, p.input_size).map_err(|e| e.status())?;
+            (Kernel::Knn(knn), p.input_size)
+        } else {
+            let xform = Xform::from_packet(&p.args, p.arg_size, sf).map_err(|e| e.status())?;
+            let size = Xform::check_input(p.input_size as usize).map_err(|e| e.status())?;
+            (Kernel::Xform(xform), size)
+        };
+        let out = u64::from(kernel.output_bytes(size));
+        if !inside(p.input_base, u64::from(size), self.part_base, self.part_end)
+            || !inside(p.output_base, out, self.part_base, self.part_end)
         {
             return Err(abi::STATUS_BAD_RANGE);
         }
@@ -553,7 +559,7 @@ impl Tenant {
         }
         Ok(Some(Job {
             tag: p.tag,
-            xform: Some(xform),
+            kernel: Some(kernel),
             input_base: p.input_base,
             input_size: size,
             output_base: p.output_base,
@@ -592,7 +598,7 @@ impl Tenant {
                 let job_free = self
                     .jobs
                     .get(abi::launch_slot(arg) as usize)
-                    .is_some_and(|j| j.xform.is_none());
+                    .is_some_and(|j| j.kernel.is_none());
                 if packet.tag != arg || !job_free {
                     self.complete_host(arg, abi::STATUS_BAD_PACKET, 0)?;
                 } else {
@@ -683,20 +689,20 @@ impl Tenant {
                 .jobs
                 .get(abi::launch_slot(item.job.tag) as usize)
                 .ok_or(abi::STATUS_BAD_PACKET)?;
-            let xform = job.xform.ok_or(abi::STATUS_BAD_PACKET)?;
+            let kernel = job.kernel.ok_or(abi::STATUS_BAD_PACKET)?;
             if job.tag != item.job.tag {
                 // The slot holds another launch: the intake's slot check failed.
                 return Err(abi::STATUS_ABORTED);
             }
-            let span = xform
+            let span = kernel
                 .chunk(job.input_size, item.chunk)
                 .ok_or(abi::STATUS_BAD_ARGS)?;
             let ticket = Ticket {
                 tenant: self.index,
                 generation: self.generation,
                 item,
-                xform,
-                input: job.input_base + u64::from(span.offset),
+                kernel,
+                input_base: job.input_base,
                 output: job.output_base + u64::from(span.offset),
                 offset: span.offset,
                 length: span.length,
@@ -737,7 +743,8 @@ impl Tenant {
             }
             if !self.streams() {
                 // RP and BS: the results stay in device memory; answer at completion.
-                return self.complete_host(t.item.job.tag, 0, u64::from(job.input_size));
+                let bytes = job.kernel.map_or(0, |k| k.output_bytes(job.input_size));
+                return self.complete_host(t.item.job.tag, 0, u64::from(bytes));
             }
         }
         if !self.streams() {

@@ -24,6 +24,8 @@ use kernel::{
 };
 
 use crate::abi;
+use crate::model::kernel::Kernel;
+use crate::model::knn::{distance_piece, Knn, DISTANCE_BYTES};
 use crate::model::scheduler::WorkItem;
 use crate::model::xform::{Xform, CRC_START};
 
@@ -38,9 +40,9 @@ pub(crate) struct Ticket {
     pub(crate) tenant: u32,
     pub(crate) generation: u64,
     pub(crate) item: WorkItem,
-    pub(crate) xform: Xform,
-    /// Device-memory offsets of the chunk's input and output.
-    pub(crate) input: u64,
+    pub(crate) kernel: Kernel,
+    /// Device-memory offsets of the launch's input and of this chunk's output.
+    pub(crate) input_base: u64,
     pub(crate) output: u64,
     /// Byte offset of the chunk in the launch's output.
     pub(crate) offset: u32,
@@ -192,25 +194,62 @@ impl Pool {
     }
 }
 
-/// Runs the kernel over one chunk: input to output in device memory, piece by piece.
+/// Runs the kernel over one chunk: input to output in device memory, piece by piece; returns
+/// the CRC32C of the chunk's output.
 fn compute(mem: &MemRemap, t: &Ticket) -> core::result::Result<u32, u16> {
+    match t.kernel {
+        Kernel::Xform(x) => compute_xform(mem, t, &x),
+        Kernel::Knn(k) => compute_knn(mem, t, &k),
+    }
+}
+
+fn compute_xform(mem: &MemRemap, t: &Ticket, x: &Xform) -> core::result::Result<u32, u16> {
     let mut input = [0u8; PIECE];
     let mut output = [0u8; PIECE];
     let mut crc = CRC_START;
     let mut done = 0usize;
     let len = t.length as usize;
-    let (src, dst) = (t.input as usize, t.output as usize);
+    let src = (t.input_base + u64::from(t.offset)) as usize;
+    let dst = t.output as usize;
     while done < len {
         let n = (len - done).min(PIECE);
         mem.read_bytes(src + done, &mut input[..n])
             .map_err(|_| abi::STATUS_BAD_RANGE)?;
-        crc = t
-            .xform
+        crc = x
             .apply_piece(&input[..n], &mut output[..n], crc)
             .map_err(|e| e.status())?;
         mem.write_bytes(dst + done, &output[..n])
             .map_err(|_| abi::STATUS_BAD_RANGE)?;
         done += n;
+    }
+    Ok(!crc)
+}
+
+/// One distance per row of the chunk: the query and the row streamed through two buffers.
+fn compute_knn(mem: &MemRemap, t: &Ticket, k: &Knn) -> core::result::Result<u32, u16> {
+    let mut query = [0u8; PIECE];
+    let mut row = [0u8; PIECE];
+    let mut crc = CRC_START;
+    let first = t.offset / DISTANCE_BYTES;
+    let rows = t.length / DISTANCE_BYTES;
+    let vec_bytes = k.row_offset(0) as usize;
+    let fail = |_| abi::STATUS_BAD_RANGE;
+    for i in 0..rows {
+        let at = (t.input_base + k.row_offset(first + i)) as usize;
+        let q = t.input_base as usize;
+        let mut acc = 0u64;
+        let mut done = 0usize;
+        while done < vec_bytes {
+            let n = (vec_bytes - done).min(PIECE);
+            mem.read_bytes(q + done, &mut query[..n]).map_err(fail)?;
+            mem.read_bytes(at + done, &mut row[..n]).map_err(fail)?;
+            acc = distance_piece(&query[..n], &row[..n], acc);
+            done += n;
+        }
+        let bytes = acc.to_le_bytes();
+        crc = abi::crc32c_update(crc, &bytes);
+        mem.write_bytes(t.output as usize + (i * DISTANCE_BYTES) as usize, &bytes)
+            .map_err(fail)?;
     }
     Ok(!crc)
 }

@@ -44,6 +44,8 @@
 //!   const-generic capacity or provided by the caller.
 
 pub mod dma_plan;
+pub mod kernel;
+pub mod knn;
 pub mod latency;
 pub mod scheduler;
 pub mod xform;

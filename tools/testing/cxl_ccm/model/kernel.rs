@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernels the engine runs, behind one type: how a launch is cut into chunks and how much
+//! output it makes. Computing a chunk is the engine's (it reads device memory).
+
+use super::knn::Knn;
+use super::xform::{ChunkSpan, Xform};
+
+/// A validated launch of one of the device's kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// `KERNEL_STREAM_XFORM`.
+    Xform(Xform),
+    /// `KERNEL_KNN`.
+    Knn(Knn),
+}
+
+impl Kernel {
+    /// Result records of a launch with `input_size` bytes of input.
+    pub fn chunk_count(&self, input_size: u32) -> u32 {
+        match self {
+            Self::Xform(x) => x.chunk_count(input_size as usize).unwrap_or(0),
+            Self::Knn(k) => k.chunk_count(),
+        }
+    }
+
+    /// The output span of chunk `index`.
+    pub fn chunk(&self, input_size: u32, index: u32) -> Option<ChunkSpan> {
+        match self {
+            Self::Xform(x) => x.chunk(input_size, index),
+            Self::Knn(k) => k.chunk(index),
+        }
+    }
+
+    /// Bytes of output of a launch with `input_size` bytes of input.
+    pub fn output_bytes(&self, input_size: u32) -> u32 {
+        match self {
+            Self::Xform(_) => input_size,
+            Self::Knn(k) => k.output_bytes(),
+        }
+    }
+}
