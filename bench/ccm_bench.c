@@ -40,7 +40,55 @@ struct opts {
 	const char *node;
 	unsigned int launches, depth, size, chunk, host_ns;
 	bool table, quick;
+	/* KNN: a query against rows of dim elements per launch; 0 for STREAM_XFORM. */
+	const char *workload;
+	unsigned int dim, rows;
 };
+
+#define TOP_K 16
+
+/* The KNN data: row r element i, and launch l's query. Deterministic, so checkable. */
+static __s32 knn_row(unsigned int r, unsigned int i)
+{
+	__u32 x = (r * 2654435761U) ^ (i * 40503U);
+
+	x ^= x >> 13;
+	return (__s32)(x * 2246822519U) >> 8;
+}
+
+static __s32 knn_query(unsigned int l, unsigned int i)
+{
+	return knn_row(l + 100000, i);
+}
+
+static __u64 knn_reference(const struct opts *o, unsigned int l, unsigned int r)
+{
+	__u64 acc = 0;
+	unsigned int i;
+
+	for (i = 0; i < o->dim; i++) {
+		__s64 d = (__s64)knn_query(l, i) - knn_row(r, i);
+		__u64 a = d < 0 ? -(__u64)d : (__u64)d;
+
+		acc += a * a;
+	}
+	return acc;
+}
+
+/* The host task of KNN: keep the K smallest distances of a query (insertion). */
+static void top_k_insert(__u64 *top, unsigned int *n, __u64 d)
+{
+	unsigned int i;
+
+	if (*n == TOP_K && d >= top[TOP_K - 1])
+		return;
+	i = *n < TOP_K ? (*n)++ : TOP_K - 1;
+	while (i > 0 && top[i - 1] > d) {
+		top[i] = top[i - 1];
+		i--;
+	}
+	top[i] = d;
+}
 
 struct run {
 	const char *label;
@@ -88,22 +136,25 @@ static int fail(struct result *res, const char *fmt, unsigned long long a,
 static int bench_one(const struct opts *o, const struct run *rc, struct result *res)
 {
 	struct cxl_ccm_configure cfg;
-	struct cxl_ccm_release_entry *ents;
-	const struct cxl_ccm_ring_headers *hdr;
-	const struct cxl_ccm_metadata_record *md;
-	const __u8 *pl;
-	__u8 *in;
-	unsigned int launched = 0, finals = 0, nent = 0, i;
+	struct cxl_ccm_release_entry *ents = NULL;
+	const struct cxl_ccm_ring_headers *hdr = MAP_FAILED;
+	const struct cxl_ccm_metadata_record *md = MAP_FAILED;
+	const __u8 *pl = MAP_FAILED;
+	__u8 *in = MAP_FAILED;
+	unsigned int launched = 0, finals = 0, nent = 0, i, depth = o->depth;
 	__u32 head, base, slot;
-	__u64 t0, busy = 0, in_launch = 0, pl_bytes;
+	__u64 t0, busy = 0, in_launch = 0, pl_bytes, per_launch, region;
+	__u64 *dist = NULL, *top = NULL;
+	unsigned int *ntop = NULL;
 	struct cxl_ccm_stats st;
 	int fd, rc_ = -1;
+	bool knn = o->dim > 0;
 
 	memset(res, 0, sizeof(*res));
 	res->verified = true;
 	fd = open(o->node, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
-		return fail(res, "open: errno %llu%llu", errno, 0);
+		return fail(res, "open: errno %llu", errno, 0);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.mode = rc->mode;
 	cfg.slot_size = 32;
@@ -111,9 +162,14 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	cfg.payload_slots = rc->pl_slots;
 	cfg.streaming_factor = rc->sf;
 	cfg.poll_interval_ns = rc->poll_ns;
-	cfg.input_size = (__u64)o->size * o->depth;
+	per_launch = knn ? ((__u64)o->rows + 1) * o->dim * 4 : o->size;
+	region = (per_launch + 4095) & ~4095ULL;
+	/* The input buffer holds `depth` launches; a tenant gets about 2 MiB. */
+	if (region * depth > (2000ULL << 10))
+		depth = (2000ULL << 10) / region ? (2000ULL << 10) / region : 1;
+	cfg.input_size = region * depth;
 	if (ioctl(fd, CXL_CCM_IOC_CONFIGURE, &cfg)) {
-		fail(res, "CONFIGURE: errno %llu%llu", errno, 0);
+		fail(res, "CONFIGURE: errno %llu", errno, 0);
 		goto out;
 	}
 	hdr = mmap(NULL, cfg.headers_size, PROT_READ, MAP_SHARED, fd, CXL_CCM_MMAP_HEADERS);
@@ -122,16 +178,32 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	in = mmap(NULL, cfg.input_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		  CXL_CCM_MMAP_INPUT);
 	if (hdr == MAP_FAILED || md == MAP_FAILED || pl == MAP_FAILED || in == MAP_FAILED) {
-		fail(res, "mmap: errno %llu%llu", errno, 0);
+		fail(res, "mmap: errno %llu", errno, 0);
 		goto out;
 	}
-	for (i = 0; i < cfg.input_size / 4; i++)
-		((__u32 *)in)[i] = i * 2654435761U;
+	if (knn) {
+		unsigned int d, r;
+
+		for (d = 0; d < depth; d++)
+			for (r = 0; r < o->rows; r++)
+				for (i = 0; i < o->dim; i++)
+					((__s32 *)(in + d * region))[(r + 1) * o->dim + i] = knn_row(r, i);
+		dist = calloc((__u64)o->launches * o->rows, sizeof(*dist));
+		top = calloc((__u64)o->launches * TOP_K, sizeof(*top));
+		ntop = calloc(o->launches, sizeof(*ntop));
+		if (!dist || !top || !ntop) {
+			fail(res, "out of memory", 0, 0);
+			goto out;
+		}
+	} else {
+		for (i = 0; i < cfg.input_size / 4; i++)
+			((__u32 *)in)[i] = i * 2654435761U;
+	}
 	slot = hdr->payload.slot_size;
 	pl_bytes = (__u64)cfg.payload_slots * slot;
 	ents = calloc(CXL_CCM_RELEASE_MAX, sizeof(*ents));
 	if (!ents) {
-		fail(res, "out of memory%llu%llu", 0, 0);
+		fail(res, "out of memory", 0, 0);
 		goto out;
 	}
 	base = head = cfg.index_base;
@@ -140,22 +212,34 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	while (finals < o->launches) {
 		__u32 tail;
 
-		/* Keep --depth launches outstanding (a launch slot per input region). */
-		while (launched < o->launches && launched - finals < o->depth) {
+		/* Keep --depth launches outstanding (one input region each). */
+		while (launched < o->launches && launched - finals < depth) {
 			struct cxl_ccm_stream_xform_args xa = {
 				.op = CXL_CCM_XFORM_OP_XOR, .chunk_size = o->chunk,
 				.operand = launched,
 			};
-			struct cxl_ccm_launch l = {
-				.kernel_id = CXL_CCM_KERNEL_STREAM_XFORM,
-				.input_offset = (__u64)(launched % o->depth) * o->size,
-				.input_size = o->size, .arg_size = sizeof(xa),
+			struct cxl_ccm_knn_args ka = {
+				.dim = o->dim, .rows = o->rows, .chunk_rows = o->chunk / 8,
 			};
-			__u64 t = now_ns();
+			struct cxl_ccm_launch l = {
+				.kernel_id = knn ? CXL_CCM_KERNEL_KNN : CXL_CCM_KERNEL_STREAM_XFORM,
+				.input_offset = (__u64)(launched % depth) * region,
+				.input_size = per_launch, .arg_size = 32,
+			};
+			__u64 t;
 
-			memcpy(l.args, &xa, sizeof(xa));
+			if (knn) {
+				__s32 *q = (__s32 *)(in + l.input_offset);
+
+				for (i = 0; i < o->dim; i++)
+					q[i] = knn_query(launched, i);
+				memcpy(l.args, &ka, sizeof(ka));
+			} else {
+				memcpy(l.args, &xa, sizeof(xa));
+			}
+			t = now_ns();
 			if (ioctl(fd, CXL_CCM_IOC_LAUNCH, &l)) {
-				fail(res, "LAUNCH: errno %llu%llu", errno, 0);
+				fail(res, "LAUNCH: errno %llu", errno, 0);
 				goto out_free;
 			}
 			in_launch += now_ns() - t;
@@ -170,7 +254,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				};
 
 				if (ioctl(fd, CXL_CCM_IOC_WAIT, &w)) {
-					fail(res, "WAIT: errno %llu%llu", errno, 0);
+					fail(res, "WAIT: errno %llu", errno, 0);
 					goto out_free;
 				}
 			} else if (rc->poll_ns) {
@@ -209,6 +293,30 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				fail(res, "checksum mismatch, record %llu tag %llu", head, r.tag);
 				goto out_free;
 			}
+			if (knn) {
+				/* The host task: the distances into this query's top K. */
+				unsigned int l = r.tag - base, n = r.length / 8, k;
+				const __u64 *dd;
+				__u64 tmp[64];
+
+				if (l >= o->launches || r.result_offset / 8 + n > o->rows || n > 64) {
+					fail(res, "record %llu names rows out of range (tag %llu)",
+					     head, r.tag);
+					goto out_free;
+				}
+				if (off + r.length <= pl_bytes) {
+					dd = (const __u64 *)(pl + off);
+				} else {
+					memcpy(tmp, pl + off, pl_bytes - off);
+					memcpy((__u8 *)tmp + (pl_bytes - off), pl,
+					       r.length - (pl_bytes - off));
+					dd = tmp;
+				}
+				for (k = 0; k < n; k++) {
+					dist[(__u64)l * o->rows + r.result_offset / 8 + k] = dd[k];
+					top_k_insert(top + (__u64)l * TOP_K, &ntop[l], dd[k]);
+				}
+			}
 			host_task(o->host_ns);
 			busy += now_ns() - t;
 			res->records++;
@@ -224,7 +332,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				};
 
 				if (ioctl(fd, CXL_CCM_IOC_RELEASE, &rel)) {
-					fail(res, "RELEASE: errno %llu%llu", errno, 0);
+					fail(res, "RELEASE: errno %llu", errno, 0);
 					goto out_free;
 				}
 				nent = 0;
@@ -237,7 +345,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 			};
 
 			if (ioctl(fd, CXL_CCM_IOC_RELEASE, &rel)) {
-				fail(res, "RELEASE: errno %llu%llu", errno, 0);
+				fail(res, "RELEASE: errno %llu", errno, 0);
 				goto out_free;
 			}
 			nent = 0;
@@ -247,10 +355,32 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	res->busy_us = busy / 1000.0;
 	res->idle_us = res->e2e_us - res->busy_us;
 	res->launch_us = in_launch / 1000.0;
-	if (res->records != (unsigned long long)o->launches *
-			    ((o->size + o->chunk - 1) / o->chunk))
-		fail(res, "%llu records, expected %llu", res->records,
-		     (unsigned long long)o->launches * ((o->size + o->chunk - 1) / o->chunk));
+	{
+		unsigned long long per = knn ? (o->rows + o->chunk / 8 - 1) / (o->chunk / 8)
+					     : (o->size + o->chunk - 1) / o->chunk;
+
+		if (res->records != (unsigned long long)o->launches * per)
+			fail(res, "%llu records, expected %llu", res->records,
+			     (unsigned long long)o->launches * per);
+	}
+	/* KNN: every distance and every top K against the CPU, outside the timed part. */
+	for (i = 0; knn && res->verified && i < o->launches; i++) {
+		__u64 ref_top[TOP_K];
+		unsigned int r, nref = 0, k;
+
+		for (r = 0; r < o->rows; r++) {
+			__u64 want = knn_reference(o, i, r);
+
+			if (dist[(__u64)i * o->rows + r] != want) {
+				fail(res, "query %llu row %llu: wrong distance", i, r);
+				break;
+			}
+			top_k_insert(ref_top, &nref, want);
+		}
+		for (k = 0; res->verified && k < nref; k++)
+			if (top[(__u64)i * TOP_K + k] != ref_top[k])
+				fail(res, "query %llu: top-%llu differs", i, k);
+	}
 	memset(&st, 0, sizeof(st));
 	if (!ioctl(fd, CXL_CCM_IOC_STATS, &st)) {
 		res->credit_stalls = st.credit_stalls;
@@ -265,6 +395,18 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 out_free:
 	free(ents);
 out:
+	free(dist);
+	free(top);
+	free(ntop);
+	/* The mappings hold the file: the tenant goes only once they are gone. */
+	if (hdr != MAP_FAILED)
+		munmap((void *)hdr, cfg.headers_size);
+	if (md != MAP_FAILED)
+		munmap((void *)md, cfg.metadata_ring_size);
+	if (pl != MAP_FAILED)
+		munmap((void *)pl, cfg.payload_ring_size);
+	if (in != MAP_FAILED)
+		munmap(in, cfg.input_size);
 	close(fd);
 	(void)base;
 	return rc_;
@@ -286,14 +428,14 @@ static void print(const struct opts *o, const char *sweep, const struct run *rc,
 		       r->ccm_idle_us, r->credit_stalls, r->verified ? "ok" : r->why);
 		return;
 	}
-	printf("{\"workload\":\"stream_xform\",\"sweep\":\"%s\",\"label\":\"%s\",\"mode\":\"%s\","
+	printf("{\"workload\":\"%s\",\"sweep\":\"%s\",\"label\":\"%s\",\"mode\":\"%s\","
 	       "\"sf\":%u,\"metadata_slots\":%u,\"payload_slots\":%u,\"poll_ns\":%u,"
 	       "\"launches\":%u,\"size\":%u,\"chunk\":%u,\"depth\":%u,\"host_ns\":%u,"
 	       "\"e2e_us\":%.1f,\"host_busy_us\":%.1f,\"host_idle_us\":%.1f,\"launch_us\":%.1f,"
 	       "\"ccm_idle_us\":%.1f,\"credit_wait_us\":%.1f,"
 	       "\"records\":%llu,\"bytes\":%llu,\"credit_stalls\":%llu,\"interrupts\":%llu,"
 	       "\"polls\":%llu,\"verified\":%s,\"why\":\"%s\"}\n",
-	       sweep, rc->label, mode_name(rc->mode), rc->sf, rc->md_slots, rc->pl_slots,
+	       o->workload, sweep, rc->label, mode_name(rc->mode), rc->sf, rc->md_slots, rc->pl_slots,
 	       rc->poll_ns, o->launches, o->size, o->chunk, o->depth, o->host_ns, r->e2e_us,
 	       r->busy_us, r->idle_us, r->launch_us, r->ccm_idle_us, r->credit_wait_us, r->records, r->bytes, r->credit_stalls,
 	       r->interrupts, r->polls, r->verified ? "true" : "false", r->why);
@@ -313,7 +455,13 @@ int main(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { "/dev/cxl_ccm0", 64, 8, 16384, 256, 2000, false, false };
+	struct opts o = { "/dev/cxl_ccm0", 64, 8, 16384, 256, 2000, false, false,
+			  "stream_xform", 0, 0 };
+	/* Table IV (a)-(c): dim x rows, one query per launch, the top K on the host. */
+	const struct { const char *name; unsigned int dim, rows; } shapes[] = {
+		{ "knn-a", 2048, 128 }, { "knn-b", 1024, 256 }, { "knn-c", 512, 512 },
+	};
+	const unsigned int knn_modes[] = { 0, 1, 2, 5 };	/* RP, BS, AXLE-p1, AXLE-IRQ */
 	/* The modes at the paper's settings: AXLE at p1/p10/p100 (50 ns, 500 ns, 5 µs). */
 	const struct run modes[] = {
 		{ "RP", CXL_CCM_MODE_RP, 256, 256, 1024, 0 },
@@ -378,6 +526,23 @@ int main(int argc, char **argv)
 
 		bad |= bench_one(&o, &rc, &r);
 		print(&o, "capacity", &rc, &r);
+	}
+	/* KNN: 8 queries per shape, 8 distances (64 B) per record, no extra host work. */
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		unsigned int m;
+
+		for (m = 0; m < sizeof(knn_modes) / sizeof(knn_modes[0]); m++) {
+			struct opts ko = o;
+
+			ko.workload = shapes[i].name;
+			ko.dim = shapes[i].dim;
+			ko.rows = shapes[i].rows;
+			ko.launches = 8;
+			ko.chunk = 64;
+			ko.host_ns = 0;
+			bad |= bench_one(&ko, &modes[knn_modes[m]], &r);
+			print(&ko, shapes[i].name, &modes[knn_modes[m]], &r);
+		}
 	}
 	return bad ? 1 : 0;
 }

@@ -14,8 +14,9 @@ fn usage() -> ExitCode {
          \n\
          Reads the JSON lines that bench/ccm_bench printed in the VM (between the\n\
          '##cxlstack begin bench' and 'end bench' markers of the log) and writes into DIR:\n\
-         results.json (every run), table.txt (times, host busy/idle, ratio to RP),\n\
-         modes.svg (normalized to RP), sf.svg and capacity.svg (the sweeps).\n\
+         results.json (every run), table.txt (times, host busy/idle, CCM idle, ratio to RP),\n\
+         one SVG per sweep with an RP run (modes, knn-a, ...: normalized to RP), and sf.svg\n\
+         and capacity.svg (the AXLE sweeps).\n\
          Exits 1 if there is no run or a run's results failed verification."
     );
     ExitCode::from(2)
@@ -56,14 +57,19 @@ fn main() -> ExitCode {
     let json: Vec<String> = runs.iter().map(|r| format!("  {}", r.to_json())).collect();
     let table = report::table(&runs);
     let mut files = vec![
-        ("results.json", format!("[\n{}\n]\n", json.join(",\n"))),
-        ("table.txt", table.clone()),
+        (
+            "results.json".to_string(),
+            format!("[\n{}\n]\n", json.join(",\n")),
+        ),
+        ("table.txt".to_string(), table.clone()),
     ];
-    if let Some(svg) = report::modes_plot(&runs) {
-        files.push(("modes.svg", svg));
+    for name in report::sweep_names(&runs) {
+        if let Some(svg) = report::modes_plot(&runs, &name) {
+            files.push((format!("{name}.svg"), svg));
+        }
     }
     if let Some(svg) = report::sweep_plot(&runs, "sf", "sf", "AXLE p1: streaming factor (bytes)") {
-        files.push(("sf.svg", svg));
+        files.push(("sf.svg".to_string(), svg));
     }
     if let Some(svg) = report::sweep_plot(
         &runs,
@@ -71,7 +77,7 @@ fn main() -> ExitCode {
         "payload_slots",
         "AXLE p1: payload ring capacity (slots of 32 B)",
     ) {
-        files.push(("capacity.svg", svg));
+        files.push(("capacity.svg".to_string(), svg));
     }
     if let Err(e) = fs::create_dir_all(&out) {
         eprintln!("ccm-bench: {}: {e}", out.display());
@@ -84,10 +90,8 @@ fn main() -> ExitCode {
         }
     }
     print!("{table}");
-    println!(
-        "written: {}",
-        files.iter().map(|f| f.0).collect::<Vec<_>>().join(" ")
-    );
+    let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+    println!("written: {}", names.join(" "));
     let failed = runs.iter().filter(|r| !r.verified()).count();
     if failed > 0 {
         eprintln!("ccm-bench: {failed} run(s) failed verification");

@@ -8,6 +8,18 @@ pub fn sweep<'a>(runs: &'a [Run], name: &str) -> Vec<&'a Run> {
     runs.iter().filter(|r| r.str("sweep") == name).collect()
 }
 
+/// The sweeps, in the order they first appear.
+pub fn sweep_names(runs: &[Run]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for r in runs {
+        let n = r.str("sweep");
+        if !names.iter().any(|x| x == n) {
+            names.push(n.to_string());
+        }
+    }
+    names
+}
+
 /// The end-to-end time of the RP run of a sweep, the baseline the paper normalizes to.
 pub fn rp_baseline(runs: &[&Run]) -> Option<f64> {
     runs.iter()
@@ -34,8 +46,8 @@ pub fn table(runs: &[Run]) -> String {
         "vs RP",
         "stalls"
     );
-    for name in ["modes", "sf", "capacity"] {
-        let s = sweep(runs, name);
+    for name in sweep_names(runs) {
+        let s = sweep(runs, &name);
         let base = rp_baseline(&s);
         for r in s {
             let ratio = base.map_or("-".to_string(), |b| format!("{:.3}", r.num("e2e_us") / b));
@@ -151,10 +163,10 @@ fn xml(s: &str) -> String {
 pub const BUSY: &str = "#4e9a06";
 pub const IDLE: &str = "#c4a000";
 
-/// The Figure-10-style plot: each mode's end-to-end time normalized to RP, split into host
-/// busy and host idle time.
-pub fn modes_plot(runs: &[Run]) -> Option<String> {
-    let s = sweep(runs, "modes");
+/// The Figure-10-style plot of one sweep (`modes`, or a workload's): each mode's end-to-end
+/// time normalized to RP, split into host busy and host idle time.
+pub fn modes_plot(runs: &[Run], name: &str) -> Option<String> {
+    let s = sweep(runs, name);
     let base = rp_baseline(&s)?;
     let bars: Vec<Bar> = s
         .iter()
@@ -166,8 +178,12 @@ pub fn modes_plot(runs: &[Run]) -> Option<String> {
             ],
         })
         .collect();
+    let title = format!(
+        "{}: end-to-end time normalized to RP",
+        s.first()?.str("workload")
+    );
     Some(bar_chart(
-        "STREAM_XFORM pipeline: end-to-end time normalized to RP",
+        &title,
         "time / RP",
         &bars,
         &[

@@ -71,7 +71,7 @@ fn normalizes_to_rp() {
 #[test]
 fn plots_scale_to_the_largest_bar() {
     let runs = record::runs_in_log(LOG).unwrap();
-    let svg = report::modes_plot(&runs).unwrap();
+    let svg = report::modes_plot(&runs, "modes").unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     // RP is 1.0 (busy 0.25 + idle 0.75): the tallest bar spans the whole axis (260 px).
     assert!(
@@ -79,4 +79,9 @@ fn plots_scale_to_the_largest_bar() {
         "{svg}"
     );
     assert!(report::sweep_plot(&runs, "capacity", "payload_slots", "t").is_none());
+    assert!(
+        report::modes_plot(&runs, "sf").is_none(),
+        "no RP run to normalize to"
+    );
+    assert_eq!(report::sweep_names(&runs), ["modes", "sf"]);
 }
