@@ -228,9 +228,14 @@ pub const KNN_MAX_DIM: u32 = 4096;
 pub const KERNEL_SSSP: u16 = 3;
 /// Kernel: PageRank neighbour traversal and update (graph analytics; Table IV (e)).
 pub const KERNEL_PAGERANK: u16 = 4;
-/// Kernel: Star Schema Benchmark query 1.1 (OLAP; Table IV (f)).
+/// Kernel: Star Schema Benchmark query 1.1 (OLAP; Table IV (f)). The input is `lineorder` rows of
+/// four little-endian `u32` (orderdate as yyyymmdd, quantity, discount, extendedprice); the
+/// device filters them by the predicates of [`SsbArgs`] and streams, per `chunk_rows` rows, one
+/// record of two `u64`: the chunk's revenue (`sum(extendedprice * discount)` over the matching
+/// rows) and its number of matches. The host aggregates. Q1.1 and Q1.2 differ only in their
+/// predicates, which the arguments carry.
 pub const KERNEL_SSB_Q1_1: u16 = 5;
-/// Kernel: Star Schema Benchmark query 1.2 (OLAP; Table IV (g)).
+/// Kernel: Star Schema Benchmark query 1.2 (OLAP; Table IV (g)); as [`KERNEL_SSB_Q1_1`].
 pub const KERNEL_SSB_Q1_2: u16 = 6;
 /// Kernel: LLM inference attention block (OPT-2.7B; Table IV (h)).
 pub const KERNEL_LLM_ATTENTION: u16 = 7;
@@ -891,6 +896,46 @@ pub struct RingHeaders {
 // Kernel arguments
 // ---------------------------------------------------------------------------------------------
 
+/// The argument block of [`KERNEL_SSB_Q1_1`] and [`KERNEL_SSB_Q1_2`] (`arg_size == 32`): the
+/// rows, and inclusive ranges on the orderdate, discount and quantity columns.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SsbArgs {
+    /// Rows of 16 bytes; the input is `rows * 16` bytes.
+    pub rows: u32,
+    /// Rows per result record (one 16-byte record each); 0 means 4096.
+    pub chunk_rows: u32,
+    /// Lowest orderdate (yyyymmdd).
+    pub date_lo: u32,
+    /// Highest orderdate.
+    pub date_hi: u32,
+    /// Lowest discount.
+    pub discount_lo: u32,
+    /// Highest discount.
+    pub discount_hi: u32,
+    /// Lowest quantity.
+    pub quantity_lo: u32,
+    /// Highest quantity.
+    pub quantity_hi: u32,
+}
+
+impl SsbArgs {
+    /// Decodes the argument block of a launch packet.
+    pub fn from_bytes(b: &[u8; MAX_ARG_SIZE as usize]) -> Self {
+        let w = |i: usize| LeField::get(b, 4 * i);
+        Self {
+            rows: w(0),
+            chunk_rows: w(1),
+            date_lo: w(2),
+            date_hi: w(3),
+            discount_lo: w(4),
+            discount_hi: w(5),
+            quantity_lo: w(6),
+            quantity_hi: w(7),
+        }
+    }
+}
+
 /// The argument block of [`KERNEL_KNN`] (`arg_size == 32`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -1282,6 +1327,17 @@ assert_layout!(RingHeaders, size = 256, align = 8, {
     payload @ 0x40,
     launch @ 0x80,
     reserved @ 0xC0,
+});
+
+assert_layout!(SsbArgs, size = MAX_ARG_SIZE as usize, align = 4, {
+    rows @ 0x00,
+    chunk_rows @ 0x04,
+    date_lo @ 0x08,
+    date_hi @ 0x0C,
+    discount_lo @ 0x10,
+    discount_hi @ 0x14,
+    quantity_lo @ 0x18,
+    quantity_hi @ 0x1C,
 });
 
 assert_layout!(KnnArgs, size = MAX_ARG_SIZE as usize, align = 8, {

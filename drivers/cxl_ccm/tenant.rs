@@ -785,7 +785,11 @@ impl Tenant {
         self.core.link.mem_store();
         // The chunk the results are cut into in the rings (RP, BS), as the device would.
         let sf = self.core.cfg.streaming_factor.bytes();
-        let chunk = if arg.kernel_id == u32::from(abi::KERNEL_KNN) {
+        let ssb = [abi::KERNEL_SSB_Q1_1, abi::KERNEL_SSB_Q1_2].map(u32::from);
+        let chunk = if ssb.contains(&arg.kernel_id) {
+            // One 16-byte partial per chunk of rows.
+            16
+        } else if arg.kernel_id == u32::from(abi::KERNEL_KNN) {
             let ka = abi::KnnArgs::from_bytes(&arg.args);
             let rows = if ka.chunk_rows == 0 {
                 sf / 8

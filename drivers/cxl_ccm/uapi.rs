@@ -36,7 +36,7 @@
 use core::mem::{align_of, offset_of, size_of};
 
 pub use super::abi::{
-    crc32c, crc32c_update, KnnArgs, LaunchHeader, MetadataRecord, RingHeader, RingHeaders,
+    crc32c, crc32c_update, KnnArgs, LaunchHeader, MetadataRecord, RingHeader, RingHeaders, SsbArgs,
     StreamXformArgs, CAP_IN_ORDER, CAP_MODE_AXLE, CAP_MODE_AXLE_IRQ, CAP_MODE_BS, CAP_MODE_RP,
     CRC32C_POLY, DEFAULT_SLOT_SIZE, DEFAULT_STREAMING_FACTOR, KERNEL_DLRM_SLS, KERNEL_ID_LIMIT,
     KERNEL_KNN, KERNEL_LLM_ATTENTION, KERNEL_NOP, KERNEL_PAGERANK, KERNEL_SSB_Q1_1,

@@ -109,6 +109,10 @@
  * KNN:          squared Euclidean distances of rows to a query
  *               (struct cxl_ccm_knn_args): input = query then rows, dim
  *               little-endian __s32 each; output = one __u64 per row.
+ * SSB_Q1_1/2:   filter of lineorder rows (orderdate yyyymmdd, quantity,
+ *               discount, extendedprice: four __u32) by the ranges of
+ *               struct cxl_ccm_ssb_args; per chunk_rows rows one record of
+ *               two __u64: sum(extendedprice * discount) and the matches.
  * The others are the workloads of the AXLE evaluation (Table IV).
  */
 #define CXL_CCM_KERNEL_NOP		0
@@ -210,6 +214,28 @@ struct cxl_ccm_ring_headers {
 	struct cxl_ccm_ring_header payload;
 	struct cxl_ccm_launch_header launch;
 	__u64 reserved[8];
+};
+
+/**
+ * struct cxl_ccm_ssb_args - arguments of CXL_CCM_KERNEL_SSB_Q1_1 and _Q1_2
+ * @rows: lineorder rows of 16 bytes (the input is rows * 16 bytes)
+ * @chunk_rows: rows per record (16 bytes each); 0 means 4096
+ * @date_lo: lowest orderdate (inclusive)
+ * @date_hi: highest orderdate (inclusive)
+ * @discount_lo: lowest discount (inclusive)
+ * @discount_hi: highest discount (inclusive)
+ * @quantity_lo: lowest quantity (inclusive)
+ * @quantity_hi: highest quantity (inclusive)
+ */
+struct cxl_ccm_ssb_args {
+	__u32 rows;
+	__u32 chunk_rows;
+	__u32 date_lo;
+	__u32 date_hi;
+	__u32 discount_lo;
+	__u32 discount_hi;
+	__u32 quantity_lo;
+	__u32 quantity_hi;
 };
 
 /**

@@ -106,6 +106,9 @@ pub fn uapi_structs() -> Vec<StructLayout> {
         describe!("cxl_ccm_launch_header", LaunchHeader: [ head, slots, reserved ]),
         describe!("cxl_ccm_ring_headers", RingHeaders: [ metadata, payload, launch, reserved ]),
         describe!("cxl_ccm_knn_args", KnnArgs: [ dim, rows, chunk_rows, reserved0, reserved ]),
+        describe!("cxl_ccm_ssb_args", SsbArgs: [
+            rows, chunk_rows, date_lo, date_hi, discount_lo, discount_hi, quantity_lo, quantity_hi,
+        ]),
         describe!("cxl_ccm_stream_xform_args", StreamXformArgs: [
             op, chunk_size, operand, reserved0, reserved,
         ]),

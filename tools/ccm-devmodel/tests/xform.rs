@@ -329,3 +329,61 @@ mod knn {
         assert_eq!(split, reference);
     }
 }
+
+mod ssb {
+    use ccm_devmodel::ssb::{Ssb, SsbError, ROW_BYTES};
+
+    fn args(rows: u32, chunk_rows: u32) -> [u8; 32] {
+        // Q1.1: year 1993, discount 1-3, quantity below 25.
+        let w = [rows, chunk_rows, 19930101, 19931231, 1, 3, 0, 24];
+        let mut b = [0u8; 32];
+        for (i, v) in w.iter().enumerate() {
+            b[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        b
+    }
+
+    fn row(date: u32, quantity: u32, discount: u32, price: u32) -> Vec<u8> {
+        [date, quantity, discount, price]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn validates_and_chunks() {
+        let q = Ssb::from_packet(&args(10, 4), 32, 32, 10 * ROW_BYTES).unwrap();
+        assert_eq!((q.chunk_count(), q.output_bytes()), (3, 48));
+        assert_eq!(q.rows_of(2), (8, 2));
+        assert_eq!(q.chunk(2).unwrap().offset, 32);
+        assert!(q.chunk(3).is_none());
+        let bad = |a, size, sf, inp| Ssb::from_packet(&a, size, sf, inp);
+        assert_eq!(bad(args(10, 4), 16, 32, 160), Err(SsbError::BadArgSize));
+        assert_eq!(bad(args(0, 4), 32, 32, 0), Err(SsbError::InputSizeMismatch));
+        assert_eq!(
+            bad(args(10, 4), 32, 32, 161),
+            Err(SsbError::InputSizeMismatch)
+        );
+        assert_eq!(
+            bad(args(10, 4), 32, 8, 160),
+            Err(SsbError::StreamingFactorTooSmall)
+        );
+    }
+
+    #[test]
+    fn filters_like_query_1_1() {
+        let q = Ssb::from_packet(&args(1, 0), 32, 32, ROW_BYTES).unwrap();
+        let hit = row(19930615, 24, 3, u32::MAX);
+        let p = q.accumulate(&hit, (0, 0));
+        assert_eq!(p, (u64::from(u32::MAX) * 3, 1));
+        for miss in [
+            row(19921231, 10, 2, 5),
+            row(19940101, 10, 2, 5),
+            row(19930615, 25, 2, 5),
+            row(19930615, 10, 0, 5),
+            row(19930615, 10, 4, 5),
+        ] {
+            assert_eq!(q.accumulate(&miss, p), p);
+        }
+    }
+}

@@ -20,6 +20,7 @@ use crate::model::kernel::Kernel;
 use crate::model::knn::Knn;
 use crate::model::latency::Operation;
 use crate::model::scheduler::{JobId, Policy, Scheduler};
+use crate::model::ssb::Ssb;
 use crate::model::xform::Xform;
 use crate::pacer::{now_ns, Pacer};
 use crate::proto::batcher::{Batcher, ReorderBuffer, Sequencer, StreamingFactor};
@@ -527,7 +528,13 @@ impl Tenant {
 
     /// The job of a valid packet, `None` for an empty input, or the status of a bad one.
     fn check_packet(&self, p: &LaunchPacket) -> core::result::Result<Option<Job>, Status> {
-        if p.kernel_id != abi::KERNEL_STREAM_XFORM && p.kernel_id != abi::KERNEL_KNN {
+        let kernels = [
+            abi::KERNEL_STREAM_XFORM,
+            abi::KERNEL_KNN,
+            abi::KERNEL_SSB_Q1_1,
+            abi::KERNEL_SSB_Q1_2,
+        ];
+        if !kernels.contains(&p.kernel_id) {
             return Err(abi::STATUS_BAD_KERNEL);
         }
         // SYNC is the BS flow, and the BS flow is nothing but SYNC launches.
@@ -543,6 +550,10 @@ impl Tenant {
             let knn =
                 Knn::from_packet(&p.args, p.arg_size, sf, p.input_size).map_err(|e| e.status())?;
             (Kernel::Knn(knn), p.input_size)
+        } else if p.kernel_id != abi::KERNEL_STREAM_XFORM {
+            let ssb =
+                Ssb::from_packet(&p.args, p.arg_size, sf, p.input_size).map_err(|e| e.status())?;
+            (Kernel::Ssb(ssb), p.input_size)
         } else {
             let xform = Xform::from_packet(&p.args, p.arg_size, sf).map_err(|e| e.status())?;
             let size = Xform::check_input(p.input_size as usize).map_err(|e| e.status())?;

@@ -27,6 +27,7 @@ use crate::abi;
 use crate::model::kernel::Kernel;
 use crate::model::knn::{distance_piece, Knn, DISTANCE_BYTES};
 use crate::model::scheduler::WorkItem;
+use crate::model::ssb::{Ssb, PARTIAL_BYTES, ROW_BYTES};
 use crate::model::xform::{Xform, CRC_START};
 
 /// Bytes a worker moves per step: the kernel streams a chunk through a buffer on its stack.
@@ -200,7 +201,33 @@ fn compute(mem: &MemRemap, t: &Ticket) -> core::result::Result<u32, u16> {
     match t.kernel {
         Kernel::Xform(x) => compute_xform(mem, t, &x),
         Kernel::Knn(k) => compute_knn(mem, t, &k),
+        Kernel::Ssb(q) => compute_ssb(mem, t, &q),
     }
+}
+
+/// The chunk's rows through the filter, into one partial (revenue, matches).
+fn compute_ssb(mem: &MemRemap, t: &Ticket, q: &Ssb) -> core::result::Result<u32, u16> {
+    const ROWS_PER_PIECE: usize = PIECE / ROW_BYTES as usize;
+    let mut buf = [0u8; PIECE];
+    let (first, n) = q.rows_of(t.offset / PARTIAL_BYTES);
+    let fail = |_| abi::STATUS_BAD_RANGE;
+    let mut partial = (0u64, 0u64);
+    let mut done = 0usize;
+    while done < n as usize {
+        let k = (n as usize - done).min(ROWS_PER_PIECE);
+        let at = t.input_base as usize + (first as usize + done) * ROW_BYTES as usize;
+        let piece = &mut buf[..k * ROW_BYTES as usize];
+        mem.read_bytes(at, piece).map_err(fail)?;
+        for row in piece.chunks_exact(ROW_BYTES as usize) {
+            partial = q.accumulate(row, partial);
+        }
+        done += k;
+    }
+    let mut out = [0u8; PARTIAL_BYTES as usize];
+    out[..8].copy_from_slice(&partial.0.to_le_bytes());
+    out[8..].copy_from_slice(&partial.1.to_le_bytes());
+    mem.write_bytes(t.output as usize, &out).map_err(fail)?;
+    Ok(abi::crc32c(&out))
 }
 
 fn compute_xform(mem: &MemRemap, t: &Ticket, x: &Xform) -> core::result::Result<u32, u16> {

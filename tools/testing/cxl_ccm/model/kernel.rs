@@ -4,6 +4,7 @@
 //! output it makes. Computing a chunk is the engine's (it reads device memory).
 
 use super::knn::Knn;
+use super::ssb::Ssb;
 use super::xform::{ChunkSpan, Xform};
 
 /// A validated launch of one of the device's kernels.
@@ -13,6 +14,8 @@ pub enum Kernel {
     Xform(Xform),
     /// `KERNEL_KNN`.
     Knn(Knn),
+    /// `KERNEL_SSB_Q1_1`, `KERNEL_SSB_Q1_2`.
+    Ssb(Ssb),
 }
 
 impl Kernel {
@@ -21,6 +24,7 @@ impl Kernel {
         match self {
             Self::Xform(x) => x.chunk_count(input_size as usize).unwrap_or(0),
             Self::Knn(k) => k.chunk_count(),
+            Self::Ssb(q) => q.chunk_count(),
         }
     }
 
@@ -29,6 +33,7 @@ impl Kernel {
         match self {
             Self::Xform(x) => x.chunk(input_size, index),
             Self::Knn(k) => k.chunk(index),
+            Self::Ssb(q) => q.chunk(index),
         }
     }
 
@@ -37,6 +42,7 @@ impl Kernel {
         match self {
             Self::Xform(_) => input_size,
             Self::Knn(k) => k.output_bytes(),
+            Self::Ssb(q) => q.output_bytes(),
         }
     }
 }

@@ -48,4 +48,5 @@ pub mod kernel;
 pub mod knn;
 pub mod latency;
 pub mod scheduler;
+pub mod ssb;
 pub mod xform;

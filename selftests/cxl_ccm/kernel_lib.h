@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A small consumer for the workload-kernel selftests (knn_test.c,
+ * ssb_test.c): one tenant in a chosen mode with its rings and input mapped,
+ * and a collector that takes records until a FINAL one, checking each
+ * record's sequence number and checksum, copying its payload to the output
+ * at result_offset and releasing it.
+ */
+#ifndef CXL_CCM_KERNEL_LIB_H
+#define CXL_CCM_KERNEL_LIB_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/cxl_ccm.h>
+
+#include "kselftest_harness.h"
+
+struct ktenant {
+	int fd;
+	struct cxl_ccm_info info;
+	struct cxl_ccm_configure cfg;
+	const struct cxl_ccm_ring_headers *hdr;
+	const struct cxl_ccm_metadata_record *md;
+	const __u8 *pl;
+	void *in;
+	__u32 head;
+};
+
+/* Opens /dev/cxl_ccm0; 0, or 1 if the test must be skipped (why in @why). */
+static inline int ktenant_open(struct ktenant *t, __u16 kernel, __u32 mode, const char **why)
+{
+	memset(t, 0, sizeof(*t));
+	t->fd = open("/dev/cxl_ccm0", O_RDWR | O_CLOEXEC);
+	if (t->fd < 0) {
+		*why = "/dev/cxl_ccm0 is missing";
+		return errno == ENOENT ? 1 : -1;
+	}
+	if (ioctl(t->fd, CXL_CCM_IOC_INFO, &t->info))
+		return -1;
+	if (!(t->info.kernels & (1ULL << kernel))) {
+		*why = "the device does not implement the kernel";
+		return 1;
+	}
+	if (!(t->info.caps & (1ULL << mode))) {
+		*why = "the device does not serve the mode";
+		return 1;
+	}
+	return 0;
+}
+
+/* Configures @t (SF 256, 32-byte slots, small rings) and maps everything. */
+static inline void ktenant_setup(struct __test_metadata *_metadata, struct ktenant *t,
+				 __u32 mode, __u64 input_size)
+{
+	t->cfg.mode = mode;
+	t->cfg.slot_size = 32;
+	t->cfg.metadata_slots = 64;
+	t->cfg.payload_slots = 128;
+	t->cfg.streaming_factor = 256;
+	t->cfg.index_base = 0xffffffe0;
+	t->cfg.input_size = input_size;
+	ASSERT_EQ(0, ioctl(t->fd, CXL_CCM_IOC_CONFIGURE, &t->cfg)) TH_LOG("%s", strerror(errno));
+	t->hdr = mmap(NULL, t->cfg.headers_size, PROT_READ, MAP_SHARED, t->fd,
+		      CXL_CCM_MMAP_HEADERS);
+	t->md = mmap(NULL, t->cfg.metadata_ring_size, PROT_READ, MAP_SHARED, t->fd,
+		     CXL_CCM_MMAP_METADATA);
+	t->pl = mmap(NULL, t->cfg.payload_ring_size, PROT_READ, MAP_SHARED, t->fd,
+		     CXL_CCM_MMAP_PAYLOAD);
+	t->in = mmap(NULL, t->cfg.input_size, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd,
+		     CXL_CCM_MMAP_INPUT);
+	ASSERT_NE(MAP_FAILED, t->hdr);
+	ASSERT_NE(MAP_FAILED, t->md);
+	ASSERT_NE(MAP_FAILED, t->pl);
+	ASSERT_NE(MAP_FAILED, t->in);
+	t->head = t->cfg.index_base;
+}
+
+static inline int ktenant_launch(int fd, __u16 kernel, __u64 input_size, const void *args)
+{
+	struct cxl_ccm_launch l = {
+		.kernel_id = kernel, .input_size = input_size, .arg_size = 32,
+	};
+
+	memcpy(l.args, args, 32);
+	return ioctl(fd, CXL_CCM_IOC_LAUNCH, &l);
+}
+
+/*
+ * Consumes records until a FINAL one: payloads go to @out (of @out_size
+ * bytes; NULL to drop them) at their result_offset, @status gets the last
+ * record's status. Returns the number of records, or -1 with a message.
+ */
+static inline int ktenant_collect(struct __test_metadata *_metadata, struct ktenant *t,
+				  void *out, __u64 out_size, __u32 *status)
+{
+	__u64 pl_bytes = (__u64)t->cfg.payload_slots * t->hdr->payload.slot_size;
+	int records = 0, final = 0;
+	time_t start = time(NULL);
+
+	while (!final) {
+		__u32 tail = __atomic_load_n(&t->hdr->metadata.tail, __ATOMIC_ACQUIRE);
+
+		if (tail == t->head) {
+			if (time(NULL) - start > 20) {
+				TH_LOG("no record for 20 s");
+				return -1;
+			}
+			usleep(50);
+			continue;
+		}
+		for (; t->head != tail; t->head++) {
+			struct cxl_ccm_metadata_record r = t->md[t->head & (t->cfg.metadata_slots - 1)];
+			struct cxl_ccm_release_entry e = { r.payload_index, r.length };
+			struct cxl_ccm_release rel = {
+				.entries = (__u64)(unsigned long)&e, .count = 1,
+				.flags = CXL_CCM_RELEASE_METADATA, .metadata_head = t->head + 1,
+			};
+			__u64 off = (__u64)(r.payload_index & (t->cfg.payload_slots - 1)) *
+				    t->hdr->payload.slot_size;
+			__u8 buf[512];
+			__u32 first = r.length;
+
+			if (r.seq != t->head || r.length > sizeof(buf)) {
+				TH_LOG("record %u: seq %u length %u", t->head, r.seq, r.length);
+				return -1;
+			}
+			if (off + r.length > pl_bytes)
+				first = pl_bytes - off;
+			memcpy(buf, t->pl + off, first);
+			memcpy(buf + first, t->pl, r.length - first);
+			if (cxl_ccm_crc32c(buf, r.length) != r.checksum) {
+				TH_LOG("record %u: checksum mismatch", t->head);
+				return -1;
+			}
+			if (out && r.length) {
+				if (r.result_offset + r.length > out_size) {
+					TH_LOG("record %u: result beyond the output", t->head);
+					return -1;
+				}
+				memcpy((__u8 *)out + r.result_offset, buf, r.length);
+			}
+			*status = r.status;
+			final |= !!(r.flags & CXL_CCM_MD_FLAG_FINAL);
+			records++;
+			if (ioctl(t->fd, CXL_CCM_IOC_RELEASE, &rel)) {
+				TH_LOG("RELEASE: %s", strerror(errno));
+				return -1;
+			}
+		}
+	}
+	return records;
+}
+
+#endif /* CXL_CCM_KERNEL_LIB_H */
