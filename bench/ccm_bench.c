@@ -43,7 +43,32 @@ struct opts {
 	/* KNN: a query against rows of dim elements per launch; 0 for STREAM_XFORM. */
 	const char *workload;
 	unsigned int dim, rows;
+	/* SSB: the kernel (Q1.1 or Q1.2) over `rows` lineorder rows; 0 otherwise. */
+	unsigned int ssb;
 };
+
+/* SSB: lineorder row i (orderdate, quantity, discount, extendedprice). */
+static void ssb_row(unsigned int i, __u32 *r)
+{
+	__u32 x = i * 2654435761U + 12345;
+
+	x ^= x >> 15;
+	x *= 2246822519U;
+	r[0] = 19920101 + (x >> 8) % 7 * 10000 + (x >> 4) % 12 * 100 + x % 28;
+	r[1] = 1 + (x >> 12) % 50;
+	r[2] = (x >> 20) % 11;
+	r[3] = 90000 + (x >> 3) % 10000000;
+}
+
+/* The predicates of SSB Q1.1 (year 1993, discount 1-3, quantity < 25) and Q1.2. */
+static struct cxl_ccm_ssb_args ssb_args(unsigned int kernel, unsigned int rows,
+					 unsigned int chunk_rows)
+{
+	struct cxl_ccm_ssb_args q11 = { rows, chunk_rows, 19930101, 19931231, 1, 3, 0, 24 };
+	struct cxl_ccm_ssb_args q12 = { rows, chunk_rows, 19940101, 19940131, 4, 6, 26, 35 };
+
+	return kernel == CXL_CCM_KERNEL_SSB_Q1_1 ? q11 : q12;
+}
 
 #define TOP_K 16
 
@@ -148,7 +173,8 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	unsigned int *ntop = NULL;
 	struct cxl_ccm_stats st;
 	int fd, rc_ = -1;
-	bool knn = o->dim > 0;
+	bool knn = o->dim > 0, ssb = o->ssb != 0;
+	__u64 *sums = NULL;
 
 	memset(res, 0, sizeof(*res));
 	res->verified = true;
@@ -162,7 +188,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	cfg.payload_slots = rc->pl_slots;
 	cfg.streaming_factor = rc->sf;
 	cfg.poll_interval_ns = rc->poll_ns;
-	per_launch = knn ? ((__u64)o->rows + 1) * o->dim * 4 : o->size;
+	per_launch = knn ? ((__u64)o->rows + 1) * o->dim * 4 : ssb ? (__u64)o->rows * 16 : o->size;
 	region = (per_launch + 4095) & ~4095ULL;
 	/* The input buffer holds `depth` launches; a tenant gets about 2 MiB. */
 	if (region * depth > (2000ULL << 10))
@@ -195,6 +221,17 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 			fail(res, "out of memory", 0, 0);
 			goto out;
 		}
+	} else if (ssb) {
+		unsigned int d;
+
+		for (d = 0; d < depth; d++)
+			for (i = 0; i < o->rows; i++)
+				ssb_row(i, (__u32 *)(in + d * region) + 4 * i);
+		sums = calloc(2 * (__u64)o->launches, sizeof(*sums));
+		if (!sums) {
+			fail(res, "out of memory", 0, 0);
+			goto out;
+		}
 	} else {
 		for (i = 0; i < cfg.input_size / 4; i++)
 			((__u32 *)in)[i] = i * 2654435761U;
@@ -222,7 +259,8 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				.dim = o->dim, .rows = o->rows, .chunk_rows = o->chunk / 8,
 			};
 			struct cxl_ccm_launch l = {
-				.kernel_id = knn ? CXL_CCM_KERNEL_KNN : CXL_CCM_KERNEL_STREAM_XFORM,
+				.kernel_id = knn ? CXL_CCM_KERNEL_KNN :
+					     ssb ? o->ssb : CXL_CCM_KERNEL_STREAM_XFORM,
 				.input_offset = (__u64)(launched % depth) * region,
 				.input_size = per_launch, .arg_size = 32,
 			};
@@ -234,6 +272,10 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				for (i = 0; i < o->dim; i++)
 					q[i] = knn_query(launched, i);
 				memcpy(l.args, &ka, sizeof(ka));
+			} else if (ssb) {
+				struct cxl_ccm_ssb_args sa = ssb_args(o->ssb, o->rows, o->chunk);
+
+				memcpy(l.args, &sa, sizeof(sa));
 			} else {
 				memcpy(l.args, &xa, sizeof(xa));
 			}
@@ -292,6 +334,24 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 			if (~crc != r.checksum) {
 				fail(res, "checksum mismatch, record %llu tag %llu", head, r.tag);
 				goto out_free;
+			}
+			if (ssb) {
+				/* The host task: the aggregation of the partials. */
+				unsigned int l = r.tag - base;
+				__u64 p[2];
+
+				if (l >= o->launches || r.length != 16) {
+					fail(res, "record %llu: bad partial (tag %llu)", head, r.tag);
+					goto out_free;
+				}
+				if (off + 16 <= pl_bytes) {
+					memcpy(p, pl + off, 16);
+				} else {
+					memcpy(p, pl + off, pl_bytes - off);
+					memcpy((__u8 *)p + (pl_bytes - off), pl, 16 - (pl_bytes - off));
+				}
+				sums[2 * l] += p[0];
+				sums[2 * l + 1] += p[1];
 			}
 			if (knn) {
 				/* The host task: the distances into this query's top K. */
@@ -357,11 +417,32 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	res->launch_us = in_launch / 1000.0;
 	{
 		unsigned long long per = knn ? (o->rows + o->chunk / 8 - 1) / (o->chunk / 8)
+				       : ssb ? (o->rows + o->chunk - 1) / o->chunk
 					     : (o->size + o->chunk - 1) / o->chunk;
 
 		if (res->records != (unsigned long long)o->launches * per)
 			fail(res, "%llu records, expected %llu", res->records,
 			     (unsigned long long)o->launches * per);
+	}
+	/* SSB: every launch's revenue and matches against the CPU, outside the timed part. */
+	if (ssb && res->verified) {
+		struct cxl_ccm_ssb_args a = ssb_args(o->ssb, o->rows, o->chunk);
+		__u64 rev = 0, n = 0;
+		__u32 row[4];
+
+		for (i = 0; i < o->rows; i++) {
+			ssb_row(i, row);
+			if (row[0] >= a.date_lo && row[0] <= a.date_hi && row[2] >= a.discount_lo &&
+			    row[2] <= a.discount_hi && row[1] >= a.quantity_lo &&
+			    row[1] <= a.quantity_hi) {
+				rev += (__u64)row[3] * row[2];
+				n++;
+			}
+		}
+		for (i = 0; i < o->launches; i++)
+			if (sums[2 * i] != rev || sums[2 * i + 1] != n)
+				fail(res, "launch %llu: revenue %llu differs from the CPU's", i,
+				     sums[2 * i]);
 	}
 	/* KNN: every distance and every top K against the CPU, outside the timed part. */
 	for (i = 0; knn && res->verified && i < o->launches; i++) {
@@ -395,6 +476,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 out_free:
 	free(ents);
 out:
+	free(sums);
 	free(dist);
 	free(top);
 	free(ntop);
@@ -456,7 +538,11 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { "/dev/cxl_ccm0", 64, 8, 16384, 256, 2000, false, false,
-			  "stream_xform", 0, 0 };
+			  "stream_xform", 0, 0, 0 };
+	/* Table IV (f), (g): the filter over 100 000 lineorder rows, 1024 rows per partial. */
+	const struct { const char *name; unsigned int kernel; } queries[] = {
+		{ "ssb-q1.1", CXL_CCM_KERNEL_SSB_Q1_1 }, { "ssb-q1.2", CXL_CCM_KERNEL_SSB_Q1_2 },
+	};
 	/* Table IV (a)-(c): dim x rows, one query per launch, the top K on the host. */
 	const struct { const char *name; unsigned int dim, rows; } shapes[] = {
 		{ "knn-a", 2048, 128 }, { "knn-b", 1024, 256 }, { "knn-c", 512, 512 },
@@ -542,6 +628,22 @@ int main(int argc, char **argv)
 			ko.host_ns = 0;
 			bad |= bench_one(&ko, &modes[knn_modes[m]], &r);
 			print(&ko, shapes[i].name, &modes[knn_modes[m]], &r);
+		}
+	}
+	for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+		unsigned int m;
+
+		for (m = 0; m < sizeof(knn_modes) / sizeof(knn_modes[0]); m++) {
+			struct opts so = o;
+
+			so.workload = queries[i].name;
+			so.ssb = queries[i].kernel;
+			so.rows = 100000;
+			so.launches = 8;
+			so.chunk = 1024;
+			so.host_ns = 0;
+			bad |= bench_one(&so, &modes[knn_modes[m]], &r);
+			print(&so, queries[i].name, &modes[knn_modes[m]], &r);
 		}
 	}
 	return bad ? 1 : 0;
