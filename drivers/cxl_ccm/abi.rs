@@ -239,8 +239,14 @@ pub const KERNEL_SSB_Q1_1: u16 = 5;
 pub const KERNEL_SSB_Q1_2: u16 = 6;
 /// Kernel: LLM inference attention block (OPT-2.7B; Table IV (h)).
 pub const KERNEL_LLM_ATTENTION: u16 = 7;
-/// Kernel: DLRM sparse-length-sum embedding reduction (Criteo; Table IV (i)).
+/// Kernel: DLRM sparse-length-sum embedding reduction (Criteo; Table IV (i)). The input is an
+/// embedding table of `rows` vectors of `dim` little-endian `i32`, followed by `samples` lists of
+/// `pooling` little-endian `u32` row indices (taken modulo `rows`) ([`SlsArgs`]). The output is,
+/// per sample, the element-wise wrapping sum of its rows (`dim` `i32`); every `chunk_samples`
+/// samples are one record. The host runs the MLP on the pooled vectors.
 pub const KERNEL_DLRM_SLS: u16 = 8;
+/// Largest [`SlsArgs::dim`].
+pub const SLS_MAX_DIM: u32 = 512;
 /// Kernel ids are below this; [`GlobalRegs::kernels`] has one bit per id.
 pub const KERNEL_ID_LIMIT: u16 = 64;
 
@@ -896,6 +902,43 @@ pub struct RingHeaders {
 // Kernel arguments
 // ---------------------------------------------------------------------------------------------
 
+/// The argument block of [`KERNEL_DLRM_SLS`] (`arg_size == 32`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SlsArgs {
+    /// Elements per embedding vector, in `1..=SLS_MAX_DIM`.
+    pub dim: u32,
+    /// Rows of the table.
+    pub rows: u32,
+    /// Samples (index lists).
+    pub samples: u32,
+    /// Indices per sample (the pooling factor).
+    pub pooling: u32,
+    /// Samples per result record (`dim * 4` bytes each, at most the streaming factor); 0 means
+    /// as many as the streaming factor holds.
+    pub chunk_samples: u32,
+    /// Zero.
+    pub reserved0: u32,
+    /// Zero.
+    pub reserved: u64,
+}
+
+impl SlsArgs {
+    /// Decodes the argument block of a launch packet.
+    pub fn from_bytes(b: &[u8; MAX_ARG_SIZE as usize]) -> Self {
+        let w = |i: usize| LeField::get(b, 4 * i);
+        Self {
+            dim: w(0),
+            rows: w(1),
+            samples: w(2),
+            pooling: w(3),
+            chunk_samples: w(4),
+            reserved0: w(5),
+            reserved: LeField::get(b, 24),
+        }
+    }
+}
+
 /// The argument block of [`KERNEL_SSB_Q1_1`] and [`KERNEL_SSB_Q1_2`] (`arg_size == 32`): the
 /// rows, and inclusive ranges on the orderdate, discount and quantity columns.
 #[repr(C)]
@@ -1327,6 +1370,16 @@ assert_layout!(RingHeaders, size = 256, align = 8, {
     payload @ 0x40,
     launch @ 0x80,
     reserved @ 0xC0,
+});
+
+assert_layout!(SlsArgs, size = MAX_ARG_SIZE as usize, align = 8, {
+    dim @ 0x00,
+    rows @ 0x04,
+    samples @ 0x08,
+    pooling @ 0x0C,
+    chunk_samples @ 0x10,
+    reserved0 @ 0x14,
+    reserved @ 0x18,
 });
 
 assert_layout!(SsbArgs, size = MAX_ARG_SIZE as usize, align = 4, {

@@ -789,6 +789,15 @@ impl Tenant {
         let chunk = if ssb.contains(&arg.kernel_id) {
             // One 16-byte partial per chunk of rows.
             16
+        } else if arg.kernel_id == u32::from(abi::KERNEL_DLRM_SLS) {
+            let la = abi::SlsArgs::from_bytes(&arg.args);
+            let vector = la.dim.saturating_mul(4).max(1);
+            let samples = if la.chunk_samples == 0 {
+                sf / vector
+            } else {
+                la.chunk_samples
+            };
+            samples.saturating_mul(vector)
         } else if arg.kernel_id == u32::from(abi::KERNEL_KNN) {
             let ka = abi::KnnArgs::from_bytes(&arg.args);
             let rows = if ka.chunk_rows == 0 {

@@ -113,6 +113,10 @@
  *               discount, extendedprice: four __u32) by the ranges of
  *               struct cxl_ccm_ssb_args; per chunk_rows rows one record of
  *               two __u64: sum(extendedprice * discount) and the matches.
+ * DLRM_SLS:     sparse-length-sum (struct cxl_ccm_sls_args): input = an
+ *               embedding table (rows x dim __s32) then samples x pooling
+ *               __u32 row indices (modulo rows); output = per sample the
+ *               wrapping element-wise sum of its rows (dim __s32).
  * The others are the workloads of the AXLE evaluation (Table IV).
  */
 #define CXL_CCM_KERNEL_NOP		0
@@ -126,6 +130,7 @@
 #define CXL_CCM_KERNEL_DLRM_SLS		8
 #define CXL_CCM_KERNEL_ID_LIMIT		64
 #define CXL_CCM_KNN_MAX_DIM		4096
+#define CXL_CCM_SLS_MAX_DIM		512
 
 /* struct cxl_ccm_stream_xform_args.op */
 #define CXL_CCM_XFORM_OP_COPY		0	/* out = in */
@@ -214,6 +219,29 @@ struct cxl_ccm_ring_headers {
 	struct cxl_ccm_ring_header payload;
 	struct cxl_ccm_launch_header launch;
 	__u64 reserved[8];
+};
+
+/**
+ * struct cxl_ccm_sls_args - arguments of CXL_CCM_KERNEL_DLRM_SLS
+ * @dim: elements per embedding vector, 1 to CXL_CCM_SLS_MAX_DIM
+ * @rows: rows of the table
+ * @samples: index lists after the table
+ * @pooling: indices per sample
+ * @chunk_samples: samples per record (dim * 4 bytes each, at most the
+ *	streaming factor); 0 means as many as the streaming factor holds
+ * @reserved0: 0
+ * @reserved: 0
+ *
+ * The input is (rows * dim + samples * pooling) * 4 bytes.
+ */
+struct cxl_ccm_sls_args {
+	__u32 dim;
+	__u32 rows;
+	__u32 samples;
+	__u32 pooling;
+	__u32 chunk_samples;
+	__u32 reserved0;
+	__u64 reserved;
 };
 
 /**

@@ -106,6 +106,9 @@ pub fn uapi_structs() -> Vec<StructLayout> {
         describe!("cxl_ccm_launch_header", LaunchHeader: [ head, slots, reserved ]),
         describe!("cxl_ccm_ring_headers", RingHeaders: [ metadata, payload, launch, reserved ]),
         describe!("cxl_ccm_knn_args", KnnArgs: [ dim, rows, chunk_rows, reserved0, reserved ]),
+        describe!("cxl_ccm_sls_args", SlsArgs: [
+            dim, rows, samples, pooling, chunk_samples, reserved0, reserved,
+        ]),
         describe!("cxl_ccm_ssb_args", SsbArgs: [
             rows, chunk_rows, date_lo, date_hi, discount_lo, discount_hi, quantity_lo, quantity_hi,
         ]),
@@ -216,6 +219,7 @@ pub fn uapi_constants() -> Vec<Constant> {
         "CXL_CCM_KERNEL_DLRM_SLS" => KERNEL_DLRM_SLS,
         "CXL_CCM_KERNEL_ID_LIMIT" => KERNEL_ID_LIMIT,
         "CXL_CCM_KNN_MAX_DIM" => KNN_MAX_DIM,
+        "CXL_CCM_SLS_MAX_DIM" => SLS_MAX_DIM,
         "CXL_CCM_XFORM_OP_COPY" => XFORM_OP_COPY,
         "CXL_CCM_XFORM_OP_XOR" => XFORM_OP_XOR,
         "CXL_CCM_XFORM_OP_ADD" => XFORM_OP_ADD,

@@ -387,3 +387,57 @@ mod ssb {
         }
     }
 }
+
+mod sls {
+    use ccm_devmodel::sls::{add_piece, Sls, SlsError};
+
+    fn args(dim: u32, rows: u32, samples: u32, pooling: u32, chunk: u32) -> [u8; 32] {
+        let mut b = [0u8; 32];
+        for (i, v) in [dim, rows, samples, pooling, chunk].iter().enumerate() {
+            b[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        b
+    }
+
+    fn input(dim: u32, rows: u32, samples: u32, pooling: u32) -> u32 {
+        (rows * dim + samples * pooling) * 4
+    }
+
+    #[test]
+    fn validates_and_lays_out() {
+        let l = Sls::from_packet(&args(8, 10, 5, 3, 2), 32, 64, input(8, 10, 5, 3)).unwrap();
+        assert_eq!((l.chunk_count(), l.output_bytes()), (3, 160));
+        assert_eq!(l.chunk(2).unwrap().length, 32);
+        assert_eq!(l.row_offset(12), 2 * 32);
+        assert_eq!(l.index_offset(1, 2), 10 * 32 + 5 * 4);
+        let bad = |a, sf, inp| Sls::from_packet(&a, 32, sf, inp);
+        assert_eq!(bad(args(0, 10, 5, 3, 2), 64, 60), Err(SlsError::BadShape));
+        assert_eq!(bad(args(8, 10, 5, 0, 2), 64, 320), Err(SlsError::BadShape));
+        assert_eq!(
+            bad(args(8, 10, 5, 3, 2), 64, 4),
+            Err(SlsError::InputSizeMismatch)
+        );
+        assert_eq!(
+            bad(args(8, 10, 5, 3, 3), 64, input(8, 10, 5, 3)),
+            Err(SlsError::ChunkAboveStreamingFactor)
+        );
+        assert_eq!(
+            bad(args(8, 10, 5, 3, 0), 16, input(8, 10, 5, 3)),
+            Err(SlsError::ChunkAboveStreamingFactor)
+        );
+        let mut r = args(8, 10, 5, 3, 2);
+        r[24] = 1;
+        assert_eq!(
+            bad(r, 64, input(8, 10, 5, 3)),
+            Err(SlsError::ReservedNonZero)
+        );
+    }
+
+    #[test]
+    fn sums_wrap() {
+        let mut acc = [i32::MAX, -1];
+        let row: Vec<u8> = [1i32, -2].iter().flat_map(|v| v.to_le_bytes()).collect();
+        add_piece(&mut acc, &row);
+        assert_eq!(acc, [i32::MIN, -3]);
+    }
+}

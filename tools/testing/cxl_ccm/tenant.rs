@@ -20,6 +20,7 @@ use crate::model::kernel::Kernel;
 use crate::model::knn::Knn;
 use crate::model::latency::Operation;
 use crate::model::scheduler::{JobId, Policy, Scheduler};
+use crate::model::sls::Sls;
 use crate::model::ssb::Ssb;
 use crate::model::xform::Xform;
 use crate::pacer::{now_ns, Pacer};
@@ -533,6 +534,7 @@ impl Tenant {
             abi::KERNEL_KNN,
             abi::KERNEL_SSB_Q1_1,
             abi::KERNEL_SSB_Q1_2,
+            abi::KERNEL_DLRM_SLS,
         ];
         if !kernels.contains(&p.kernel_id) {
             return Err(abi::STATUS_BAD_KERNEL);
@@ -550,6 +552,10 @@ impl Tenant {
             let knn =
                 Knn::from_packet(&p.args, p.arg_size, sf, p.input_size).map_err(|e| e.status())?;
             (Kernel::Knn(knn), p.input_size)
+        } else if p.kernel_id == abi::KERNEL_DLRM_SLS {
+            let sls =
+                Sls::from_packet(&p.args, p.arg_size, sf, p.input_size).map_err(|e| e.status())?;
+            (Kernel::Sls(sls), p.input_size)
         } else if p.kernel_id != abi::KERNEL_STREAM_XFORM {
             let ssb =
                 Ssb::from_packet(&p.args, p.arg_size, sf, p.input_size).map_err(|e| e.status())?;

@@ -24,9 +24,11 @@ use kernel::{
 };
 
 use crate::abi;
+use crate::abi::SLS_MAX_DIM;
 use crate::model::kernel::Kernel;
 use crate::model::knn::{distance_piece, Knn, DISTANCE_BYTES};
 use crate::model::scheduler::WorkItem;
+use crate::model::sls::{add_piece, Sls, WORD_BYTES};
 use crate::model::ssb::{Ssb, PARTIAL_BYTES, ROW_BYTES};
 use crate::model::xform::{Xform, CRC_START};
 
@@ -202,7 +204,48 @@ fn compute(mem: &MemRemap, t: &Ticket) -> core::result::Result<u32, u16> {
         Kernel::Xform(x) => compute_xform(mem, t, &x),
         Kernel::Knn(k) => compute_knn(mem, t, &k),
         Kernel::Ssb(q) => compute_ssb(mem, t, &q),
+        Kernel::Sls(l) => compute_sls(mem, t, &l),
     }
+}
+
+/// Per sample: gather its rows by index (modulo the table) and sum them element-wise.
+fn compute_sls(mem: &MemRemap, t: &Ticket, l: &Sls) -> core::result::Result<u32, u16> {
+    let mut acc = [0i32; SLS_MAX_DIM as usize];
+    let mut buf = [0u8; PIECE];
+    let mut crc = CRC_START;
+    let vector = (l.dim() * WORD_BYTES) as usize;
+    let first = t.offset / (l.dim() * WORD_BYTES);
+    let n = t.length / (l.dim() * WORD_BYTES);
+    let base = t.input_base as usize;
+    let fail = |_| abi::STATUS_BAD_RANGE;
+    let acc = acc
+        .get_mut(..l.dim() as usize)
+        .ok_or(abi::STATUS_BAD_ARGS)?;
+    for s in 0..n {
+        acc.fill(0);
+        for k in 0..l.pooling() {
+            let mut idx = [0u8; WORD_BYTES as usize];
+            mem.read_bytes(base + l.index_offset(first + s, k) as usize, &mut idx)
+                .map_err(fail)?;
+            let row = base + l.row_offset(u32::from_le_bytes(idx)) as usize;
+            let mut done = 0usize;
+            while done < vector {
+                let m = (vector - done).min(PIECE);
+                mem.read_bytes(row + done, &mut buf[..m]).map_err(fail)?;
+                let at = done / WORD_BYTES as usize;
+                add_piece(&mut acc[at..], &buf[..m]);
+                done += m;
+            }
+        }
+        let out = t.output as usize + s as usize * vector;
+        for (i, v) in acc.iter().enumerate() {
+            let b = v.to_le_bytes();
+            crc = abi::crc32c_update(crc, &b);
+            mem.write_bytes(out + i * WORD_BYTES as usize, &b)
+                .map_err(fail)?;
+        }
+    }
+    Ok(!crc)
 }
 
 /// The chunk's rows through the filter, into one partial (revenue, matches).

@@ -4,6 +4,7 @@
 //! output it makes. Computing a chunk is the engine's (it reads device memory).
 
 use super::knn::Knn;
+use super::sls::Sls;
 use super::ssb::Ssb;
 use super::xform::{ChunkSpan, Xform};
 
@@ -16,6 +17,8 @@ pub enum Kernel {
     Knn(Knn),
     /// `KERNEL_SSB_Q1_1`, `KERNEL_SSB_Q1_2`.
     Ssb(Ssb),
+    /// `KERNEL_DLRM_SLS`.
+    Sls(Sls),
 }
 
 impl Kernel {
@@ -25,6 +28,7 @@ impl Kernel {
             Self::Xform(x) => x.chunk_count(input_size as usize).unwrap_or(0),
             Self::Knn(k) => k.chunk_count(),
             Self::Ssb(q) => q.chunk_count(),
+            Self::Sls(l) => l.chunk_count(),
         }
     }
 
@@ -34,6 +38,7 @@ impl Kernel {
             Self::Xform(x) => x.chunk(input_size, index),
             Self::Knn(k) => k.chunk(index),
             Self::Ssb(q) => q.chunk(index),
+            Self::Sls(l) => l.chunk(index),
         }
     }
 
@@ -43,6 +48,7 @@ impl Kernel {
             Self::Xform(_) => input_size,
             Self::Knn(k) => k.output_bytes(),
             Self::Ssb(q) => q.output_bytes(),
+            Self::Sls(l) => l.output_bytes(),
         }
     }
 }

@@ -48,5 +48,6 @@ pub mod kernel;
 pub mod knn;
 pub mod latency;
 pub mod scheduler;
+pub mod sls;
 pub mod ssb;
 pub mod xform;
