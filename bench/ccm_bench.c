@@ -45,7 +45,23 @@ struct opts {
 	unsigned int dim, rows;
 	/* SSB: the kernel (Q1.1 or Q1.2) over `rows` lineorder rows; 0 otherwise. */
 	unsigned int ssb;
+	/* DLRM SLS: `samples` lists of `pooling` indices into `rows` x `dim`; 0 otherwise. */
+	unsigned int samples, pooling;
 };
+
+/* DLRM: embedding element (r, i), and index k of sample s of launch l. */
+static __s32 sls_elem(unsigned int r, unsigned int i)
+{
+	return (__s32)((r * 2654435761U) ^ (i * 2246822519U));
+}
+
+static __u32 sls_index(unsigned int l, unsigned int s, unsigned int k)
+{
+	__u32 x = (l * 7919U + s) * 104729U + k * 15485863U;
+
+	x ^= x >> 11;
+	return x * 2654435761U;
+}
 
 /* SSB: lineorder row i (orderdate, quantity, discount, extendedprice). */
 static void ssb_row(unsigned int i, __u32 *r)
@@ -173,8 +189,9 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	unsigned int *ntop = NULL;
 	struct cxl_ccm_stats st;
 	int fd, rc_ = -1;
-	bool knn = o->dim > 0, ssb = o->ssb != 0;
+	bool sls = o->samples > 0, knn = o->dim > 0 && !sls, ssb = o->ssb != 0;
 	__u64 *sums = NULL;
+	__s32 *pooled = NULL;
 
 	memset(res, 0, sizeof(*res));
 	res->verified = true;
@@ -188,7 +205,9 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	cfg.payload_slots = rc->pl_slots;
 	cfg.streaming_factor = rc->sf;
 	cfg.poll_interval_ns = rc->poll_ns;
-	per_launch = knn ? ((__u64)o->rows + 1) * o->dim * 4 : ssb ? (__u64)o->rows * 16 : o->size;
+	per_launch = sls ? ((__u64)o->rows * o->dim + (__u64)o->samples * o->pooling) * 4 :
+		     knn ? ((__u64)o->rows + 1) * o->dim * 4 :
+		     ssb ? (__u64)o->rows * 16 : o->size;
 	region = (per_launch + 4095) & ~4095ULL;
 	/* The input buffer holds `depth` launches; a tenant gets about 2 MiB. */
 	if (region * depth > (2000ULL << 10))
@@ -218,6 +237,19 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 		top = calloc((__u64)o->launches * TOP_K, sizeof(*top));
 		ntop = calloc(o->launches, sizeof(*ntop));
 		if (!dist || !top || !ntop) {
+			fail(res, "out of memory", 0, 0);
+			goto out;
+		}
+	} else if (sls) {
+		unsigned int d, r;
+
+		for (d = 0; d < depth; d++)
+			for (r = 0; r < o->rows; r++)
+				for (i = 0; i < o->dim; i++)
+					((__s32 *)(in + d * region))[r * o->dim + i] = sls_elem(r, i);
+		pooled = calloc((__u64)o->launches * o->samples * o->dim, sizeof(*pooled));
+		sums = calloc((__u64)o->launches * o->samples, sizeof(*sums));
+		if (!pooled || !sums) {
 			fail(res, "out of memory", 0, 0);
 			goto out;
 		}
@@ -259,7 +291,8 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				.dim = o->dim, .rows = o->rows, .chunk_rows = o->chunk / 8,
 			};
 			struct cxl_ccm_launch l = {
-				.kernel_id = knn ? CXL_CCM_KERNEL_KNN :
+				.kernel_id = sls ? CXL_CCM_KERNEL_DLRM_SLS :
+					     knn ? CXL_CCM_KERNEL_KNN :
 					     ssb ? o->ssb : CXL_CCM_KERNEL_STREAM_XFORM,
 				.input_offset = (__u64)(launched % depth) * region,
 				.input_size = per_launch, .arg_size = 32,
@@ -272,6 +305,19 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				for (i = 0; i < o->dim; i++)
 					q[i] = knn_query(launched, i);
 				memcpy(l.args, &ka, sizeof(ka));
+			} else if (sls) {
+				struct cxl_ccm_sls_args la = {
+					.dim = o->dim, .rows = o->rows, .samples = o->samples,
+					.pooling = o->pooling, .chunk_samples = 1,
+				};
+				__u32 *ix = (__u32 *)(in + l.input_offset +
+						      (__u64)o->rows * o->dim * 4);
+				unsigned int sm, k;
+
+				for (sm = 0; sm < o->samples; sm++)
+					for (k = 0; k < o->pooling; k++)
+						ix[sm * o->pooling + k] = sls_index(launched, sm, k);
+				memcpy(l.args, &la, sizeof(la));
 			} else if (ssb) {
 				struct cxl_ccm_ssb_args sa = ssb_args(o->ssb, o->rows, o->chunk);
 
@@ -334,6 +380,32 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 			if (~crc != r.checksum) {
 				fail(res, "checksum mismatch, record %llu tag %llu", head, r.tag);
 				goto out_free;
+			}
+			if (sls) {
+				/* The host task: the MLP step (a dot product and a ReLU) per vector. */
+				unsigned int l = r.tag - base, vec = o->dim * 4, sm, k;
+				__s32 v[512];
+
+				if (l >= o->launches || r.length != vec || r.result_offset % vec ||
+				    r.result_offset / vec >= o->samples || o->dim > 512) {
+					fail(res, "record %llu: bad vector (tag %llu)", head, r.tag);
+					goto out_free;
+				}
+				sm = r.result_offset / vec;
+				if (off + vec <= pl_bytes) {
+					memcpy(v, pl + off, vec);
+				} else {
+					memcpy(v, pl + off, pl_bytes - off);
+					memcpy((__u8 *)v + (pl_bytes - off), pl, vec - (pl_bytes - off));
+				}
+				{
+					__s64 dot = 0;
+
+					for (k = 0; k < o->dim; k++)
+						dot += (__s64)v[k] * (__s32)(k * 40503U);
+					sums[(__u64)l * o->samples + sm] = dot > 0 ? dot : 0;
+				}
+				memcpy(pooled + ((__u64)l * o->samples + sm) * o->dim, v, vec);
 			}
 			if (ssb) {
 				/* The host task: the aggregation of the partials. */
@@ -416,13 +488,30 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	res->idle_us = res->e2e_us - res->busy_us;
 	res->launch_us = in_launch / 1000.0;
 	{
-		unsigned long long per = knn ? (o->rows + o->chunk / 8 - 1) / (o->chunk / 8)
+		unsigned long long per = sls ? o->samples
+				       : knn ? (o->rows + o->chunk / 8 - 1) / (o->chunk / 8)
 				       : ssb ? (o->rows + o->chunk - 1) / o->chunk
 					     : (o->size + o->chunk - 1) / o->chunk;
 
 		if (res->records != (unsigned long long)o->launches * per)
 			fail(res, "%llu records, expected %llu", res->records,
 			     (unsigned long long)o->launches * per);
+	}
+	/* DLRM: every element of every pooled vector against the CPU, outside the timed part. */
+	for (i = 0; sls && res->verified && i < o->launches; i++) {
+		unsigned int sm, k, e;
+
+		for (sm = 0; res->verified && sm < o->samples; sm++)
+			for (e = 0; e < o->dim; e++) {
+				__u32 want = 0;
+
+				for (k = 0; k < o->pooling; k++)
+					want += (__u32)sls_elem(sls_index(i, sm, k) % o->rows, e);
+				if ((__s32)want != pooled[((__u64)i * o->samples + sm) * o->dim + e]) {
+					fail(res, "launch %llu sample %llu: wrong pooled vector", i, sm);
+					break;
+				}
+			}
 	}
 	/* SSB: every launch's revenue and matches against the CPU, outside the timed part. */
 	if (ssb && res->verified) {
@@ -476,6 +565,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 out_free:
 	free(ents);
 out:
+	free(pooled);
 	free(sums);
 	free(dist);
 	free(top);
@@ -538,7 +628,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { "/dev/cxl_ccm0", 64, 8, 16384, 256, 2000, false, false,
-			  "stream_xform", 0, 0, 0 };
+			  "stream_xform", 0, 0, 0, 0, 0 };
 	/* Table IV (f), (g): the filter over 100 000 lineorder rows, 1024 rows per partial. */
 	const struct { const char *name; unsigned int kernel; } queries[] = {
 		{ "ssb-q1.1", CXL_CCM_KERNEL_SSB_Q1_1 }, { "ssb-q1.2", CXL_CCM_KERNEL_SSB_Q1_2 },
@@ -629,6 +719,26 @@ int main(int argc, char **argv)
 			bad |= bench_one(&ko, &modes[knn_modes[m]], &r);
 			print(&ko, shapes[i].name, &modes[knn_modes[m]], &r);
 		}
+	}
+	/*
+	 * Table IV (i): DLRM SLS, dim 256, as many rows as fit the input buffer with the
+	 * indices (1536), 128 samples of 64 indices per launch, one pooled vector (1 KiB)
+	 * per record, so an SF of 1 KiB; the host runs the MLP step on each.
+	 */
+	for (i = 0; i < sizeof(knn_modes) / sizeof(knn_modes[0]); i++) {
+		struct run rc = modes[knn_modes[i]];
+		struct opts lo = o;
+
+		lo.workload = "dlrm-sls";
+		lo.dim = 256;
+		lo.rows = 1536;
+		lo.samples = 128;
+		lo.pooling = 64;
+		lo.launches = 8;
+		lo.host_ns = 0;
+		rc.sf = 1024;
+		bad |= bench_one(&lo, &rc, &r);
+		print(&lo, "dlrm-sls", &rc, &r);
 	}
 	for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
 		unsigned int m;

@@ -1039,18 +1039,29 @@ impl Tenant {
         let publish_all = arg.flags & uapi::RELEASE_PUBLISH != 0;
         let (md_head, md_tail) = (st.md_head, st.scanned);
         let (pl_head, pl_tail) = (st.gap.head(), st.gap.tail());
-        let md = if publish_all {
+        // RP, BS: the driver produces the rings against the heads themselves; the device reads
+        // no credit. (The publishers' bound of one lap per publish holds only for a producer
+        // that waits for published credit.)
+        let streamed = streams(core.cfg.mode);
+        let md = if !streamed {
+            Ok(None)
+        } else if publish_all {
             st.md_pub.flush(md_head)
         } else {
             st.md_pub.on_release(md_head, md_tail)
-        }
-        .map_err(|_| EINVAL)?;
-        let pl = if publish_all {
+        };
+        let pl = if !streamed {
+            Ok(None)
+        } else if publish_all {
             st.pl_pub.flush(pl_head)
         } else {
             st.pl_pub.on_release(pl_head, pl_tail)
-        }
-        .map_err(|_| EINVAL)?;
+        };
+        let (Ok(md), Ok(pl)) = (md, pl) else {
+            // Cannot happen while the device keeps the credit rule; a device bug otherwise.
+            pr_warn_ratelimited!("RELEASE: heads out of the device's credit window\n");
+            return Err(EIO);
+        };
         if md.is_some() || pl.is_some() {
             let hw_guard = self.dev.hw.lock();
             let hw = hw_guard.as_ref().ok_or(ENODEV)?;

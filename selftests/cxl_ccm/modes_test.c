@@ -135,6 +135,59 @@ TEST_F_TIMEOUT(modes, results_larger_than_rings, 60)
 	axle_check_stats(_metadata, r);
 }
 
+/* Waits up to 10 s until @n records are ready after @head. */
+static bool ready(const struct axle_tenant *t, __u32 head, __u32 n)
+{
+	__u64 t0 = axle_now_ns();
+
+	while (axle_md_tail(t) - head < n)
+		if (axle_now_ns() - t0 > 10000000000ULL)
+			return false;
+	return true;
+}
+
+/* Releases records [@head, @head + @n) and the metadata with them. */
+static int release(const struct axle_tenant *t, __u32 head, __u32 n)
+{
+	struct cxl_ccm_release_entry e[64];
+	struct cxl_ccm_metadata_record rec;
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		axle_read_record(t, head + i, &rec);
+		e[i].payload_index = rec.payload_index;
+		e[i].length = rec.length;
+	}
+	return axle_ioc_release(t->fd, e, n, CXL_CCM_RELEASE_METADATA, head + n, NULL);
+}
+
+/*
+ * RP, BS: the driver refills the rings up to the heads user space released,
+ * whether or not it would have published them to a device. A release of a
+ * whole ring after a small one (the metadata head then moves more than a lap
+ * past the last head a streaming device would have seen) is still valid.
+ */
+TEST_F_TIMEOUT(modes, release_more_than_a_lap, 60)
+{
+	struct cxl_ccm_launch l;
+	__u32 head;
+
+	if (variant->mode == CXL_CCM_MODE_AXLE_IRQ)
+		SKIP(return, "a streaming device waits for published credit");
+	setup(_metadata, &self->t, variant->mode, 16, 64, 0xfffffff8);
+	l = axle_xform_launch(0, 4096, CXL_CCM_XFORM_OP_COPY, 32, 0);
+	ASSERT_EQ(0, ioctl(self->t.fd, CXL_CCM_IOC_LAUNCH, &l)) TH_LOG("%s", strerror(errno));
+	head = self->t.cfg.index_base;
+	ASSERT_TRUE(ready(&self->t, head, 3));
+	ASSERT_EQ(0, release(&self->t, head, 3)) TH_LOG("%s", strerror(errno));
+	head += 3;
+	ASSERT_TRUE(ready(&self->t, head, 16)) TH_LOG("the driver did not refill the ring");
+	ASSERT_EQ(0, release(&self->t, head, 16)) TH_LOG("%s", strerror(errno));
+	head += 16;
+	ASSERT_TRUE(ready(&self->t, head, 16));
+	EXPECT_EQ(0, release(&self->t, head, 16)) TH_LOG("%s", strerror(errno));
+}
+
 /* An empty input and a bad size: one FINAL record each (ERROR for the bad one). */
 TEST_F(modes, empty_and_error)
 {
