@@ -158,4 +158,36 @@ static inline int ktenant_collect(struct __test_metadata *_metadata, struct kten
 	return records;
 }
 
+/*
+ * The fixture of a workload-kernel test: one tenant in each mode (a variant
+ * per mode) with an input buffer of @input_size bytes, skipped where the
+ * device lacks the kernel or the mode.
+ */
+#define KTENANT_FIXTURE(name, kernel, input_size)					\
+	FIXTURE(name) {									\
+		struct ktenant t;							\
+	};										\
+	FIXTURE_VARIANT(name) {								\
+		__u32 mode;								\
+	};										\
+	FIXTURE_VARIANT_ADD(name, axle) { .mode = CXL_CCM_MODE_AXLE };			\
+	FIXTURE_VARIANT_ADD(name, rp) { .mode = CXL_CCM_MODE_RP };			\
+	FIXTURE_VARIANT_ADD(name, bs) { .mode = CXL_CCM_MODE_BS };			\
+	FIXTURE_VARIANT_ADD(name, axle_irq) { .mode = CXL_CCM_MODE_AXLE_IRQ };		\
+	FIXTURE_SETUP(name)								\
+	{										\
+		const char *why = "";							\
+		int r = ktenant_open(&self->t, kernel, variant->mode, &why);		\
+											\
+		if (r == 1)								\
+			SKIP(return, "%s", why);					\
+		ASSERT_EQ(0, r);							\
+		ktenant_setup(_metadata, &self->t, variant->mode, input_size);		\
+	}										\
+	FIXTURE_TEARDOWN(name)								\
+	{										\
+		if (self->t.fd >= 0)							\
+			close(self->t.fd);						\
+	}
+
 #endif /* CXL_CCM_KERNEL_LIB_H */

@@ -15,35 +15,7 @@
 #define ROWS	512
 #define K	8
 
-FIXTURE(knn) {
-	struct ktenant t;
-};
-
-FIXTURE_VARIANT(knn) {
-	__u32 mode;
-};
-
-FIXTURE_VARIANT_ADD(knn, axle) { .mode = CXL_CCM_MODE_AXLE };
-FIXTURE_VARIANT_ADD(knn, rp) { .mode = CXL_CCM_MODE_RP };
-FIXTURE_VARIANT_ADD(knn, bs) { .mode = CXL_CCM_MODE_BS };
-FIXTURE_VARIANT_ADD(knn, axle_irq) { .mode = CXL_CCM_MODE_AXLE_IRQ };
-
-FIXTURE_SETUP(knn)
-{
-	const char *why = "";
-	int r = ktenant_open(&self->t, CXL_CCM_KERNEL_KNN, variant->mode, &why);
-
-	if (r == 1)
-		SKIP(return, "%s", why);
-	ASSERT_EQ(0, r);
-	ktenant_setup(_metadata, &self->t, variant->mode, 256 << 10);
-}
-
-FIXTURE_TEARDOWN(knn)
-{
-	if (self->t.fd >= 0)
-		close(self->t.fd);
-}
+KTENANT_FIXTURE(knn, CXL_CCM_KERNEL_KNN, 256 << 10)
 
 static __u64 reference(const __s32 *q, const __s32 *r)
 {

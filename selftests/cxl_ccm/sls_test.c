@@ -16,35 +16,7 @@
 #define POOLING		10
 #define CHUNK		2	/* samples per record: 2 * 128 B = the SF of 256 */
 
-FIXTURE(sls) {
-	struct ktenant t;
-};
-
-FIXTURE_VARIANT(sls) {
-	__u32 mode;
-};
-
-FIXTURE_VARIANT_ADD(sls, axle) { .mode = CXL_CCM_MODE_AXLE };
-FIXTURE_VARIANT_ADD(sls, rp) { .mode = CXL_CCM_MODE_RP };
-FIXTURE_VARIANT_ADD(sls, bs) { .mode = CXL_CCM_MODE_BS };
-FIXTURE_VARIANT_ADD(sls, axle_irq) { .mode = CXL_CCM_MODE_AXLE_IRQ };
-
-FIXTURE_SETUP(sls)
-{
-	const char *why = "";
-	int r = ktenant_open(&self->t, CXL_CCM_KERNEL_DLRM_SLS, variant->mode, &why);
-
-	if (r == 1)
-		SKIP(return, "%s", why);
-	ASSERT_EQ(0, r);
-	ktenant_setup(_metadata, &self->t, variant->mode, 64 << 10);
-}
-
-FIXTURE_TEARDOWN(sls)
-{
-	if (self->t.fd >= 0)
-		close(self->t.fd);
-}
+KTENANT_FIXTURE(sls, CXL_CCM_KERNEL_DLRM_SLS, 64 << 10)
 
 static int launch_sls(int fd, __u32 dim, __u32 rows, __u32 samples, __u32 pooling,
 		      __u32 chunk, __u64 input_size)

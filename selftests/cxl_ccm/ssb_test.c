@@ -14,35 +14,7 @@
 #define CHUNK_ROWS	1024
 #define CHUNKS		((ROWS + CHUNK_ROWS - 1) / CHUNK_ROWS)
 
-FIXTURE(ssb) {
-	struct ktenant t;
-};
-
-FIXTURE_VARIANT(ssb) {
-	__u32 mode;
-};
-
-FIXTURE_VARIANT_ADD(ssb, axle) { .mode = CXL_CCM_MODE_AXLE };
-FIXTURE_VARIANT_ADD(ssb, rp) { .mode = CXL_CCM_MODE_RP };
-FIXTURE_VARIANT_ADD(ssb, bs) { .mode = CXL_CCM_MODE_BS };
-FIXTURE_VARIANT_ADD(ssb, axle_irq) { .mode = CXL_CCM_MODE_AXLE_IRQ };
-
-FIXTURE_SETUP(ssb)
-{
-	const char *why = "";
-	int r = ktenant_open(&self->t, CXL_CCM_KERNEL_SSB_Q1_1, variant->mode, &why);
-
-	if (r == 1)
-		SKIP(return, "%s", why);
-	ASSERT_EQ(0, r);
-	ktenant_setup(_metadata, &self->t, variant->mode, 512 << 10);
-}
-
-FIXTURE_TEARDOWN(ssb)
-{
-	if (self->t.fd >= 0)
-		close(self->t.fd);
-}
+KTENANT_FIXTURE(ssb, CXL_CCM_KERNEL_SSB_Q1_1, 512 << 10)
 
 /* lineorder: orderdate in 1992-1998, quantity 1-50, discount 0-10, a price. */
 static void generate(__u32 *rows)

@@ -14,7 +14,7 @@ use kernel::{memremap::MemRemap, prelude::*, shared_mem::SharedMem, sync::Arc};
 use crate::abi::{self, DescriptorTable, DmaSegment, LaunchPacket, RingHeaders, SyncCompletion};
 use crate::host_dma::HostRegion;
 use crate::model::dma_plan::{
-    DmaExecutor, ExecBuffers, ExecError, ExecStats, Next, RegionLayout, ResultRecord, Step,
+    DmaExecutor, ExecError, ExecStats, Next, RegionLayout, ResultRecord, Step,
 };
 use crate::model::kernel::Kernel;
 use crate::model::knn::Knn;
@@ -58,26 +58,7 @@ impl HeapBuffers {
     }
 }
 
-impl ExecBuffers for HeapBuffers {
-    fn records(&self) -> &[ResultRecord] {
-        &self.records
-    }
-    fn records_mut(&mut self) -> &mut [ResultRecord] {
-        &mut self.records
-    }
-    fn batch_end(&self) -> &[bool] {
-        &self.batch_end
-    }
-    fn batch_end_mut(&mut self) -> &mut [bool] {
-        &mut self.batch_end
-    }
-    fn hold(&self) -> &[Option<ResultRecord>] {
-        &self.hold
-    }
-    fn hold_mut(&mut self) -> &mut [Option<ResultRecord>] {
-        &mut self.hold
-    }
-}
+crate::model::dma_plan::impl_exec_buffers!(impl [] for HeapBuffers);
 
 /// The shadowed segments on the heap (6.12's `KVec` has no `AsRef<[T]>`).
 pub(crate) struct Segments(KVec<DmaSegment>);

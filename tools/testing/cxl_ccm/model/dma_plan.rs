@@ -1043,26 +1043,36 @@ impl<const Q: usize, const W: usize> Default for ArrayBuffers<Q, W> {
     }
 }
 
-impl<const Q: usize, const W: usize> ExecBuffers for ArrayBuffers<Q, W> {
-    fn records(&self) -> &[ResultRecord] {
-        &self.records
-    }
-    fn records_mut(&mut self) -> &mut [ResultRecord] {
-        &mut self.records
-    }
-    fn batch_end(&self) -> &[bool] {
-        &self.batch_end
-    }
-    fn batch_end_mut(&mut self) -> &mut [bool] {
-        &mut self.batch_end
-    }
-    fn hold(&self) -> &[Option<ResultRecord>] {
-        &self.hold
-    }
-    fn hold_mut(&mut self) -> &mut [Option<ResultRecord>] {
-        &mut self.hold
-    }
+/// Implements [`ExecBuffers`] for a type whose fields `records`, `batch_end` and `hold` deref to
+/// the three slices: `impl_exec_buffers!(impl [generics] for Type);`.
+macro_rules! impl_exec_buffers {
+    (impl [$($gen:tt)*] for $ty:ty) => {
+        impl<$($gen)*> $crate::model::dma_plan::ExecBuffers for $ty {
+            fn records(&self) -> &[$crate::model::dma_plan::ResultRecord] {
+                &self.records
+            }
+            fn records_mut(&mut self) -> &mut [$crate::model::dma_plan::ResultRecord] {
+                &mut self.records
+            }
+            fn batch_end(&self) -> &[bool] {
+                &self.batch_end
+            }
+            fn batch_end_mut(&mut self) -> &mut [bool] {
+                &mut self.batch_end
+            }
+            fn hold(&self) -> &[Option<$crate::model::dma_plan::ResultRecord>] {
+                &self.hold
+            }
+            fn hold_mut(&mut self) -> &mut [Option<$crate::model::dma_plan::ResultRecord>] {
+                &mut self.hold
+            }
+        }
+    };
 }
+#[allow(unused_imports)]
+pub(crate) use impl_exec_buffers;
+
+impl_exec_buffers!(impl [const Q: usize, const W: usize] for ArrayBuffers<Q, W>);
 
 /// The DMA executor of one tenant: sequencer, batcher, credit and the pending records.
 ///
