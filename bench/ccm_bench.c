@@ -134,6 +134,8 @@ static void top_k_insert(__u64 *top, unsigned int *n, __u64 d)
 struct run {
 	const char *label;
 	__u32 mode, sf, md_slots, pl_slots, poll_ns;
+	/* CXL_CCM_ORDER_*: in order, the device schedules FIFO; out of order, round-robin. */
+	__u32 order;
 };
 
 struct result {
@@ -204,6 +206,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	cfg.metadata_slots = rc->md_slots;
 	cfg.payload_slots = rc->pl_slots;
 	cfg.streaming_factor = rc->sf;
+	cfg.streaming_order = rc->order;
 	cfg.poll_interval_ns = rc->poll_ns;
 	per_launch = sls ? ((__u64)o->rows * o->dim + (__u64)o->samples * o->pooling) * 4 :
 		     knn ? ((__u64)o->rows + 1) * o->dim * 4 :
@@ -601,13 +604,14 @@ static void print(const struct opts *o, const char *sweep, const struct run *rc,
 		return;
 	}
 	printf("{\"workload\":\"%s\",\"sweep\":\"%s\",\"label\":\"%s\",\"mode\":\"%s\","
-	       "\"sf\":%u,\"metadata_slots\":%u,\"payload_slots\":%u,\"poll_ns\":%u,"
+	       "\"sf\":%u,\"order\":\"%s\",\"metadata_slots\":%u,\"payload_slots\":%u,\"poll_ns\":%u,"
 	       "\"launches\":%u,\"size\":%u,\"chunk\":%u,\"depth\":%u,\"host_ns\":%u,"
 	       "\"e2e_us\":%.1f,\"host_busy_us\":%.1f,\"host_idle_us\":%.1f,\"launch_us\":%.1f,"
 	       "\"ccm_idle_us\":%.1f,\"credit_wait_us\":%.1f,"
 	       "\"records\":%llu,\"bytes\":%llu,\"credit_stalls\":%llu,\"interrupts\":%llu,"
 	       "\"polls\":%llu,\"verified\":%s,\"why\":\"%s\"}\n",
-	       o->workload, sweep, rc->label, mode_name(rc->mode), rc->sf, rc->md_slots, rc->pl_slots,
+	       o->workload, sweep, rc->label, mode_name(rc->mode), rc->sf,
+	       rc->order == CXL_CCM_ORDER_IN_ORDER ? "in" : "out", rc->md_slots, rc->pl_slots,
 	       rc->poll_ns, o->launches, o->size, o->chunk, o->depth, o->host_ns, r->e2e_us,
 	       r->busy_us, r->idle_us, r->launch_us, r->ccm_idle_us, r->credit_wait_us, r->records, r->bytes, r->credit_stalls,
 	       r->interrupts, r->polls, r->verified ? "true" : "false", r->why);
@@ -640,12 +644,12 @@ int main(int argc, char **argv)
 	const unsigned int knn_modes[] = { 0, 1, 2, 5 };	/* RP, BS, AXLE-p1, AXLE-IRQ */
 	/* The modes at the paper's settings: AXLE at p1/p10/p100 (50 ns, 500 ns, 5 µs). */
 	const struct run modes[] = {
-		{ "RP", CXL_CCM_MODE_RP, 256, 256, 1024, 0 },
-		{ "BS", CXL_CCM_MODE_BS, 256, 256, 1024, 0 },
-		{ "AXLE-p1", CXL_CCM_MODE_AXLE, 256, 256, 1024, 50 },
-		{ "AXLE-p10", CXL_CCM_MODE_AXLE, 256, 256, 1024, 500 },
-		{ "AXLE-p100", CXL_CCM_MODE_AXLE, 256, 256, 1024, 5000 },
-		{ "AXLE-IRQ", CXL_CCM_MODE_AXLE_IRQ, 256, 256, 1024, 0 },
+		{ "RP", CXL_CCM_MODE_RP, 256, 256, 1024, 0, CXL_CCM_ORDER_OUT_OF_ORDER },
+		{ "BS", CXL_CCM_MODE_BS, 256, 256, 1024, 0, CXL_CCM_ORDER_OUT_OF_ORDER },
+		{ "AXLE-p1", CXL_CCM_MODE_AXLE, 256, 256, 1024, 50, CXL_CCM_ORDER_OUT_OF_ORDER },
+		{ "AXLE-p10", CXL_CCM_MODE_AXLE, 256, 256, 1024, 500, CXL_CCM_ORDER_OUT_OF_ORDER },
+		{ "AXLE-p100", CXL_CCM_MODE_AXLE, 256, 256, 1024, 5000, CXL_CCM_ORDER_OUT_OF_ORDER },
+		{ "AXLE-IRQ", CXL_CCM_MODE_AXLE_IRQ, 256, 256, 1024, 0, CXL_CCM_ORDER_OUT_OF_ORDER },
 	};
 	const __u32 sfs[] = { 32, 64, 256, 1024, 2048 };
 	const __u32 caps[] = { 1024, 512, 256, 128 };
@@ -690,7 +694,8 @@ int main(int argc, char **argv)
 		return bad ? 1 : 0;
 	/* The SF sweep: one-slot records, batched 1 to 64 slots at a time. */
 	for (i = 0; i < sizeof(sfs) / sizeof(sfs[0]); i++) {
-		struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, sfs[i], 256, 1024, 50 };
+		struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, sfs[i], 256, 1024, 50,
+				  CXL_CCM_ORDER_OUT_OF_ORDER };
 		struct opts so = o;
 
 		so.chunk = 32;
@@ -698,7 +703,8 @@ int main(int argc, char **argv)
 		print(&so, "sf", &rc, &r);
 	}
 	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
-		struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, 256, 256, caps[i], 50 };
+		struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, 256, 256, caps[i], 50,
+				  CXL_CCM_ORDER_OUT_OF_ORDER };
 
 		bad |= bench_one(&o, &rc, &r);
 		print(&o, "capacity", &rc, &r);
@@ -739,6 +745,37 @@ int main(int argc, char **argv)
 		rc.sf = 1024;
 		bad |= bench_one(&lo, &rc, &r);
 		print(&lo, "dlrm-sls", &rc, &r);
+	}
+	/*
+	 * KNN (c) in AXLE-p1 with the SF at 25, 50 and 100 % of a query's result (512
+	 * distances, 4 KiB); then the STREAM_XFORM pipeline (8 launches outstanding)
+	 * streamed out of order (round-robin scheduling) against in order (FIFO).
+	 */
+	{
+		const __u32 sf_pct[] = { 25, 50, 100 };
+		struct opts ko = o;
+
+		ko.workload = "knn-c";
+		ko.dim = 512;
+		ko.rows = 512;
+		ko.launches = 8;
+		ko.chunk = 64;
+		ko.host_ns = 0;
+		for (i = 0; i < sizeof(sf_pct) / sizeof(sf_pct[0]); i++) {
+			struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, 4096 * sf_pct[i] / 100,
+					  256, 1024, 50, CXL_CCM_ORDER_OUT_OF_ORDER };
+
+			bad |= bench_one(&ko, &rc, &r);
+			print(&ko, "sf-pct", &rc, &r);
+		}
+		for (i = 0; i < 2; i++) {
+			struct run rc = { i ? "AXLE-inord" : "AXLE-ooo", CXL_CCM_MODE_AXLE, 256, 256,
+					  1024, 50,
+					  i ? CXL_CCM_ORDER_IN_ORDER : CXL_CCM_ORDER_OUT_OF_ORDER };
+
+			bad |= bench_one(&o, &rc, &r);
+			print(&o, "order", &rc, &r);
+		}
 	}
 	for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
 		unsigned int m;
