@@ -226,7 +226,13 @@ pub const KERNEL_KNN: u16 = 2;
 pub const KNN_MAX_DIM: u32 = 4096;
 /// Kernel: single-source shortest path relaxation (graph analytics; Table IV (d)).
 pub const KERNEL_SSSP: u16 = 3;
-/// Kernel: PageRank neighbour traversal and update (graph analytics; Table IV (e)).
+/// Kernel: PageRank's neighbour traversal (graph analytics; Table IV (e)); the host does the rank
+/// update and the next iteration's contributions. The input is the in-edge CSR of the graph,
+/// `vertices + 1` little-endian `u32` offsets and `edges` `u32` source vertices, followed by
+/// `vertices` little-endian `u64` contributions (rank / out-degree, fixed point) ([`PageRankArgs`]).
+/// The output is, per vertex, the wrapping sum of its in-neighbours' contributions (`u64`); every
+/// `chunk_vertices` vertices are one record. Offsets beyond `edges` are clamped and sources are
+/// taken modulo `vertices`, so any input is defined.
 pub const KERNEL_PAGERANK: u16 = 4;
 /// Kernel: Star Schema Benchmark query 1.1 (OLAP; Table IV (f)). The input is `lineorder` rows of
 /// four little-endian `u32` (orderdate as yyyymmdd, quantity, discount, extendedprice); the
@@ -902,6 +908,36 @@ pub struct RingHeaders {
 // Kernel arguments
 // ---------------------------------------------------------------------------------------------
 
+/// The argument block of [`KERNEL_PAGERANK`] (`arg_size == 32`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PageRankArgs {
+    /// Vertices of the graph.
+    pub vertices: u32,
+    /// Edges of the graph; the input is `(vertices + 1 + edges) * 4 + vertices * 8` bytes.
+    pub edges: u32,
+    /// Vertices per result record (8 bytes each, at most the streaming factor); 0 means as
+    /// many as the streaming factor holds.
+    pub chunk_vertices: u32,
+    /// Zero.
+    pub reserved0: u32,
+    /// Zero.
+    pub reserved: [u64; 2],
+}
+
+impl PageRankArgs {
+    /// Decodes the argument block of a launch packet.
+    pub fn from_bytes(b: &[u8; MAX_ARG_SIZE as usize]) -> Self {
+        Self {
+            vertices: LeField::get(b, 0),
+            edges: LeField::get(b, 4),
+            chunk_vertices: LeField::get(b, 8),
+            reserved0: LeField::get(b, 12),
+            reserved: [LeField::get(b, 16), LeField::get(b, 24)],
+        }
+    }
+}
+
 /// The argument block of [`KERNEL_DLRM_SLS`] (`arg_size == 32`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -1370,6 +1406,14 @@ assert_layout!(RingHeaders, size = 256, align = 8, {
     payload @ 0x40,
     launch @ 0x80,
     reserved @ 0xC0,
+});
+
+assert_layout!(PageRankArgs, size = MAX_ARG_SIZE as usize, align = 8, {
+    vertices @ 0x00,
+    edges @ 0x04,
+    chunk_vertices @ 0x08,
+    reserved0 @ 0x0C,
+    reserved @ 0x10,
 });
 
 assert_layout!(SlsArgs, size = MAX_ARG_SIZE as usize, align = 8, {

@@ -798,6 +798,14 @@ impl Tenant {
                 la.chunk_samples
             };
             samples.saturating_mul(vector)
+        } else if arg.kernel_id == u32::from(abi::KERNEL_PAGERANK) {
+            let pa = abi::PageRankArgs::from_bytes(&arg.args);
+            let vertices = if pa.chunk_vertices == 0 {
+                sf / 8
+            } else {
+                pa.chunk_vertices
+            };
+            vertices.saturating_mul(8)
         } else if arg.kernel_id == u32::from(abi::KERNEL_KNN) {
             let ka = abi::KnnArgs::from_bytes(&arg.args);
             let rows = if ka.chunk_rows == 0 {

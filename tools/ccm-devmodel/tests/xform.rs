@@ -441,3 +441,40 @@ mod sls {
         assert_eq!(acc, [i32::MIN, -3]);
     }
 }
+
+mod pagerank {
+    use ccm_devmodel::pagerank::{PageRank, PageRankError};
+
+    fn args(vertices: u32, edges: u32, chunk: u32) -> [u8; 32] {
+        let mut b = [0u8; 32];
+        for (i, v) in [vertices, edges, chunk].iter().enumerate() {
+            b[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        b
+    }
+
+    fn input(v: u32, e: u32) -> u32 {
+        (v + 1 + e) * 4 + v * 8
+    }
+
+    #[test]
+    fn validates_and_lays_out() {
+        let p = PageRank::from_packet(&args(10, 30, 4), 32, 64, input(10, 30)).unwrap();
+        assert_eq!((p.chunk_count(), p.output_bytes()), (3, 80));
+        assert_eq!(p.chunk(2).unwrap().length, 16);
+        assert_eq!((p.offset_at(10), p.source_at(0)), (40, 44));
+        assert_eq!(p.contribution_at(13), 164 + 3 * 8);
+        assert_eq!(p.edge_range(5, 40), 5..30);
+        assert_eq!(p.edge_range(7, 3), 3..3);
+        let bad = |a, sf, inp| PageRank::from_packet(&a, 32, sf, inp);
+        assert_eq!(bad(args(0, 0, 1), 64, 4), Err(PageRankError::NoVertices));
+        assert_eq!(
+            bad(args(10, 30, 4), 64, 8),
+            Err(PageRankError::InputSizeMismatch)
+        );
+        assert_eq!(
+            bad(args(10, 30, 9), 64, input(10, 30)),
+            Err(PageRankError::ChunkAboveStreamingFactor)
+        );
+    }
+}

@@ -19,6 +19,7 @@ use crate::model::dma_plan::{
 use crate::model::kernel::Kernel;
 use crate::model::knn::Knn;
 use crate::model::latency::Operation;
+use crate::model::pagerank::PageRank;
 use crate::model::scheduler::{JobId, Policy, Scheduler};
 use crate::model::sls::Sls;
 use crate::model::ssb::Ssb;
@@ -516,6 +517,7 @@ impl Tenant {
             abi::KERNEL_SSB_Q1_1,
             abi::KERNEL_SSB_Q1_2,
             abi::KERNEL_DLRM_SLS,
+            abi::KERNEL_PAGERANK,
         ];
         if !kernels.contains(&p.kernel_id) {
             return Err(abi::STATUS_BAD_KERNEL);
@@ -533,6 +535,10 @@ impl Tenant {
             let knn =
                 Knn::from_packet(&p.args, p.arg_size, sf, p.input_size).map_err(|e| e.status())?;
             (Kernel::Knn(knn), p.input_size)
+        } else if p.kernel_id == abi::KERNEL_PAGERANK {
+            let pr = PageRank::from_packet(&p.args, p.arg_size, sf, p.input_size)
+                .map_err(|e| e.status())?;
+            (Kernel::PageRank(pr), p.input_size)
         } else if p.kernel_id == abi::KERNEL_DLRM_SLS {
             let sls =
                 Sls::from_packet(&p.args, p.arg_size, sf, p.input_size).map_err(|e| e.status())?;

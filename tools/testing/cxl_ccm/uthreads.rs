@@ -27,6 +27,7 @@ use crate::abi;
 use crate::abi::SLS_MAX_DIM;
 use crate::model::kernel::Kernel;
 use crate::model::knn::{distance_piece, Knn, DISTANCE_BYTES};
+use crate::model::pagerank::{PageRank, SUM_BYTES};
 use crate::model::scheduler::WorkItem;
 use crate::model::sls::{add_piece, Sls, WORD_BYTES};
 use crate::model::ssb::{Ssb, PARTIAL_BYTES, ROW_BYTES};
@@ -205,7 +206,51 @@ fn compute(mem: &MemRemap, t: &Ticket) -> core::result::Result<u32, u16> {
         Kernel::Knn(k) => compute_knn(mem, t, &k),
         Kernel::Ssb(q) => compute_ssb(mem, t, &q),
         Kernel::Sls(l) => compute_sls(mem, t, &l),
+        Kernel::PageRank(p) => compute_pagerank(mem, t, &p),
     }
+}
+
+/// Per vertex: the sum of its in-neighbours' contributions, sources read a piece at a time.
+fn compute_pagerank(mem: &MemRemap, t: &Ticket, p: &PageRank) -> core::result::Result<u32, u16> {
+    const SOURCES_PER_PIECE: usize = PIECE / 4;
+    let mut buf = [0u8; PIECE];
+    let mut crc = CRC_START;
+    let first = t.offset / SUM_BYTES;
+    let n = t.length / SUM_BYTES;
+    let base = t.input_base as usize;
+    let fail = |_| abi::STATUS_BAD_RANGE;
+    let word = |at: u64| -> core::result::Result<[u8; 8], u16> {
+        let mut b = [0u8; 8];
+        mem.read_bytes(base + at as usize, &mut b).map_err(fail)?;
+        Ok(b)
+    };
+    for i in 0..n {
+        let v = first + i;
+        let lo = word(p.offset_at(v))?;
+        let (start, end) = (
+            u32::from_le_bytes([lo[0], lo[1], lo[2], lo[3]]),
+            u32::from_le_bytes([lo[4], lo[5], lo[6], lo[7]]),
+        );
+        let edges = p.edge_range(start, end);
+        let mut sum = 0u64;
+        let mut e = edges.start;
+        while e < edges.end {
+            let k = ((edges.end - e) as usize).min(SOURCES_PER_PIECE);
+            let piece = &mut buf[..k * 4];
+            mem.read_bytes(base + p.source_at(e) as usize, piece)
+                .map_err(fail)?;
+            for src in piece.chunks_exact(4) {
+                let s = u32::from_le_bytes([src[0], src[1], src[2], src[3]]);
+                sum = sum.wrapping_add(u64::from_le_bytes(word(p.contribution_at(s))?));
+            }
+            e += k as u32;
+        }
+        let out = sum.to_le_bytes();
+        crc = abi::crc32c_update(crc, &out);
+        mem.write_bytes(t.output as usize + (i * SUM_BYTES) as usize, &out)
+            .map_err(fail)?;
+    }
+    Ok(!crc)
 }
 
 /// Per sample: gather its rows by index (modulo the table) and sum them element-wise.

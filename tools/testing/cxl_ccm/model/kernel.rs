@@ -4,6 +4,7 @@
 //! output it makes. Computing a chunk is the engine's (it reads device memory).
 
 use super::knn::Knn;
+use super::pagerank::PageRank;
 use super::sls::Sls;
 use super::ssb::Ssb;
 use super::xform::{ChunkSpan, Xform};
@@ -19,6 +20,8 @@ pub enum Kernel {
     Ssb(Ssb),
     /// `KERNEL_DLRM_SLS`.
     Sls(Sls),
+    /// `KERNEL_PAGERANK`.
+    PageRank(PageRank),
 }
 
 impl Kernel {
@@ -29,6 +32,7 @@ impl Kernel {
             Self::Knn(k) => k.chunk_count(),
             Self::Ssb(q) => q.chunk_count(),
             Self::Sls(l) => l.chunk_count(),
+            Self::PageRank(p) => p.chunk_count(),
         }
     }
 
@@ -39,6 +43,7 @@ impl Kernel {
             Self::Knn(k) => k.chunk(index),
             Self::Ssb(q) => q.chunk(index),
             Self::Sls(l) => l.chunk(index),
+            Self::PageRank(p) => p.chunk(index),
         }
     }
 
@@ -49,6 +54,7 @@ impl Kernel {
             Self::Knn(k) => k.output_bytes(),
             Self::Ssb(q) => q.output_bytes(),
             Self::Sls(l) => l.output_bytes(),
+            Self::PageRank(p) => p.output_bytes(),
         }
     }
 }

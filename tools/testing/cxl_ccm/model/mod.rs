@@ -47,6 +47,7 @@ pub mod dma_plan;
 pub mod kernel;
 pub mod knn;
 pub mod latency;
+pub mod pagerank;
 pub mod scheduler;
 pub mod sls;
 pub mod ssb;
