@@ -21,6 +21,9 @@
  *
  * Every record's checksum is recomputed; a mismatch, a stale sequence number
  * or a missing chunk fails the run ("verified": false) and the exit status.
+ * The workloads' results are checked against the CPU after the timed part.
+ * --repeat N runs the whole matrix N times ("rep" in each object), so that
+ * tools/ccm-bench can report medians and spreads.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -759,6 +762,9 @@ static const char *mode_name(__u32 mode)
 	return mode < 4 ? names[mode] : "?";
 }
 
+/* The repetition of the matrix being run (--repeat). */
+static unsigned int repetition;
+
 static void print(const struct opts *o, const char *sweep, const struct run *rc,
 		  const struct result *r)
 {
@@ -768,14 +774,14 @@ static void print(const struct opts *o, const char *sweep, const struct run *rc,
 		       r->ccm_idle_us, r->credit_stalls, r->verified ? "ok" : r->why);
 		return;
 	}
-	printf("{\"workload\":\"%s\",\"sweep\":\"%s\",\"label\":\"%s\",\"mode\":\"%s\","
+	printf("{\"rep\":%u,\"workload\":\"%s\",\"sweep\":\"%s\",\"label\":\"%s\",\"mode\":\"%s\","
 	       "\"sf\":%u,\"order\":\"%s\",\"metadata_slots\":%u,\"payload_slots\":%u,\"poll_ns\":%u,"
 	       "\"launches\":%u,\"size\":%u,\"chunk\":%u,\"depth\":%u,\"host_ns\":%u,"
 	       "\"e2e_us\":%.1f,\"host_busy_us\":%.1f,\"host_idle_us\":%.1f,\"launch_us\":%.1f,"
 	       "\"ccm_idle_us\":%.1f,\"credit_wait_us\":%.1f,"
 	       "\"records\":%llu,\"bytes\":%llu,\"credit_stalls\":%llu,\"interrupts\":%llu,"
 	       "\"polls\":%llu,\"verified\":%s,\"why\":\"%s\"}\n",
-	       o->workload, sweep, rc->label, mode_name(rc->mode), rc->sf,
+	       repetition, o->workload, sweep, rc->label, mode_name(rc->mode), rc->sf,
 	       rc->order == CXL_CCM_ORDER_IN_ORDER ? "in" : "out", rc->md_slots, rc->pl_slots,
 	       rc->poll_ns, o->launches, o->size, o->chunk, o->depth, o->host_ns, r->e2e_us,
 	       r->busy_us, r->idle_us, r->launch_us, r->ccm_idle_us, r->credit_wait_us, r->records, r->bytes, r->credit_stalls,
@@ -783,21 +789,9 @@ static void print(const struct opts *o, const char *sweep, const struct run *rc,
 	fflush(stdout);
 }
 
-int main(int argc, char **argv)
+/* Runs the whole matrix once (or the mode comparison alone with --quick). */
+static int matrix(struct opts o)
 {
-	static const struct option lopts[] = {
-		{ "node", required_argument, NULL, 'n' },
-		{ "launches", required_argument, NULL, 'l' },
-		{ "depth", required_argument, NULL, 'd' },
-		{ "size", required_argument, NULL, 's' },
-		{ "chunk", required_argument, NULL, 'c' },
-		{ "host-ns", required_argument, NULL, 'h' },
-		{ "table", no_argument, NULL, 't' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct opts o = { "/dev/cxl_ccm0", 64, 8, 16384, 256, 2000, false, false,
-			  "stream_xform", 0, 0, 0, 0, 0, 0, 0 };
 	/* Table IV (f), (g): the filter over 100 000 lineorder rows, 1024 rows per partial. */
 	const struct { const char *name; unsigned int kernel; } queries[] = {
 		{ "ssb-q1.1", CXL_CCM_KERNEL_SSB_Q1_1 }, { "ssb-q1.2", CXL_CCM_KERNEL_SSB_Q1_2 },
@@ -820,33 +814,8 @@ int main(int argc, char **argv)
 	const __u32 caps[] = { 1024, 512, 256, 128 };
 	struct result r;
 	unsigned int i;
-	int opt, bad = 0;
+	int bad = 0;
 
-	while ((opt = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-		switch (opt) {
-		case 'n': o.node = optarg; break;
-		case 'l': o.launches = strtoul(optarg, NULL, 0); break;
-		case 'd': o.depth = strtoul(optarg, NULL, 0); break;
-		case 's': o.size = strtoul(optarg, NULL, 0); break;
-		case 'c': o.chunk = strtoul(optarg, NULL, 0); break;
-		case 'h': o.host_ns = strtoul(optarg, NULL, 0); break;
-		case 't': o.table = true; break;
-		case 'q': o.quick = true; break;
-		default:
-			fprintf(stderr, "usage: %s [--node DEV] [--launches N] [--depth N] "
-				"[--size BYTES] [--chunk BYTES] [--host-ns NS] [--table] [--quick]\n",
-				argv[0]);
-			return 2;
-		}
-	}
-	if (!o.launches || !o.depth || !o.size || o.size % 4 || !o.chunk || o.chunk % 4 ||
-	    o.chunk > 256) {
-		fprintf(stderr, "launches, depth, size (a multiple of 4) and chunk (a multiple of 4, "
-			"at most the SF of 256) must be set\n");
-		return 2;
-	}
-	if (o.quick)
-		o.launches = 16;
 	if (o.table)
 		printf("%-10s %-12s %7s %6s %9s %9s %9s %9s %7s %s\n", "sweep", "run", "SF",
 		       "e2e_us", "busy_us", "idle_us", "launch_us", "ccm_idle", "stalls",
@@ -976,5 +945,60 @@ int main(int argc, char **argv)
 			print(&so, queries[i].name, &modes[knn_modes[m]], &r);
 		}
 	}
+	return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "node", required_argument, NULL, 'n' },
+		{ "launches", required_argument, NULL, 'l' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "size", required_argument, NULL, 's' },
+		{ "chunk", required_argument, NULL, 'c' },
+		{ "host-ns", required_argument, NULL, 'h' },
+		{ "table", no_argument, NULL, 't' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "repeat", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { "/dev/cxl_ccm0", 64, 8, 16384, 256, 2000, false, false,
+			  "stream_xform", 0, 0, 0, 0, 0, 0, 0 };
+	unsigned int repeat = 1;
+	int opt, bad = 0;
+
+	while ((opt = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+		switch (opt) {
+		case 'n': o.node = optarg; break;
+		case 'l': o.launches = strtoul(optarg, NULL, 0); break;
+		case 'd': o.depth = strtoul(optarg, NULL, 0); break;
+		case 's': o.size = strtoul(optarg, NULL, 0); break;
+		case 'c': o.chunk = strtoul(optarg, NULL, 0); break;
+		case 'h': o.host_ns = strtoul(optarg, NULL, 0); break;
+		case 't': o.table = true; break;
+		case 'q': o.quick = true; break;
+		case 'r': repeat = strtoul(optarg, NULL, 0); break;
+		default:
+			fprintf(stderr, "usage: %s [--node DEV] [--launches N] [--depth N] "
+				"[--size BYTES] [--chunk BYTES] [--host-ns NS] [--table] [--quick] "
+				"[--repeat N]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (!o.launches || !o.depth || !o.size || o.size % 4 || !o.chunk || o.chunk % 4 ||
+	    o.chunk > 256) {
+		fprintf(stderr, "launches, depth, size (a multiple of 4) and chunk (a multiple of 4, "
+			"at most the SF of 256) must be set\n");
+		return 2;
+	}
+	if (o.quick)
+		o.launches = 16;
+	if (!repeat) {
+		fprintf(stderr, "--repeat must be at least 1\n");
+		return 2;
+	}
+	for (repetition = 0; repetition < repeat; repetition++)
+		bad |= matrix(o);
 	return bad ? 1 : 0;
 }

@@ -14,7 +14,8 @@ fn usage() -> ExitCode {
          \n\
          Reads the JSON lines that bench/ccm_bench printed in the VM (between the\n\
          '##cxlstack begin bench' and 'end bench' markers of the log) and writes into DIR:\n\
-         results.json (every run), table.txt (times, host busy/idle, CCM idle, ratio to RP),\n\
+         results.json (every run), table.txt (per configuration the medians over its\n\
+         repetitions: times, host busy/idle, CCM idle, ratio to RP, spread of the times),\n\
          one SVG per sweep with an RP run (modes, knn-a, ...: normalized to RP), and sf.svg\n\
          and capacity.svg (the AXLE sweeps).\n\
          Exits 1 if there is no run or a run's results failed verification."
@@ -55,6 +56,9 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     let json: Vec<String> = runs.iter().map(|r| format!("  {}", r.to_json())).collect();
+    // The table and plots show each configuration's medians over its repetitions.
+    let raw = runs;
+    let runs = report::merge(&raw);
     let table = report::table(&runs);
     let mut files = vec![
         (
@@ -92,7 +96,7 @@ fn main() -> ExitCode {
     print!("{table}");
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
     println!("written: {}", names.join(" "));
-    let failed = runs.iter().filter(|r| !r.verified()).count();
+    let failed = raw.iter().filter(|r| !r.verified()).count();
     if failed > 0 {
         eprintln!("ccm-bench: {failed} run(s) failed verification");
         return ExitCode::from(1);

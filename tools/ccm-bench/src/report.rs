@@ -1,7 +1,89 @@
 //! The table and the plots of a benchmark.
 
-use crate::record::Run;
+use crate::record::{Run, Value};
 use std::fmt::Write;
+
+/// The fields that name a configuration; everything else is measured.
+const KEY: [&str; 14] = [
+    "workload",
+    "sweep",
+    "label",
+    "mode",
+    "sf",
+    "order",
+    "metadata_slots",
+    "payload_slots",
+    "poll_ns",
+    "launches",
+    "size",
+    "chunk",
+    "depth",
+    "host_ns",
+];
+
+/// The measured times and counts, merged as medians over repetitions.
+const MEASURED: [&str; 9] = [
+    "e2e_us",
+    "host_busy_us",
+    "host_idle_us",
+    "launch_us",
+    "ccm_idle_us",
+    "credit_wait_us",
+    "credit_stalls",
+    "interrupts",
+    "polls",
+];
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Merges the repetitions of each configuration, in the order they first appear: the medians
+/// of the measured fields, `reps`, `e2e_min_us` and `e2e_max_us`, and `verified` only if every
+/// repetition verified (`why` from the first that did not).
+pub fn merge(runs: &[Run]) -> Vec<Run> {
+    let key =
+        |r: &Run| -> Vec<String> { KEY.iter().map(|k| format!("{:?}", r.0.get(*k))).collect() };
+    let mut groups: Vec<(Vec<String>, Vec<&Run>)> = Vec::new();
+    for r in runs {
+        let k = key(r);
+        match groups.iter_mut().find(|g| g.0 == k) {
+            Some(g) => g.1.push(r),
+            None => groups.push((k, vec![r])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, rs)| {
+            let mut m = rs[0].clone();
+            for f in MEASURED {
+                m.0.insert(
+                    f.into(),
+                    Value::Num(median(rs.iter().map(|r| r.num(f)).collect())),
+                );
+            }
+            let e2e: Vec<f64> = rs.iter().map(|r| r.num("e2e_us")).collect();
+            let (lo, hi) = e2e
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                    (a.min(x), b.max(x))
+                });
+            m.0.insert("e2e_min_us".into(), Value::Num(lo));
+            m.0.insert("e2e_max_us".into(), Value::Num(hi));
+            m.0.insert("reps".into(), Value::Num(rs.len() as f64));
+            if let Some(bad) = rs.iter().find(|r| !r.verified()) {
+                m.0.insert("verified".into(), Value::Bool(false));
+                m.0.insert("why".into(), Value::Str(bad.str("why").to_string()));
+            }
+            m
+        })
+        .collect()
+}
 
 /// The runs of one sweep, in the order they ran.
 pub fn sweep<'a>(runs: &'a [Run], name: &str) -> Vec<&'a Run> {
@@ -33,7 +115,7 @@ pub fn table(runs: &[Run]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<9} {:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7}  verified",
+        "{:<9} {:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>7}  verified",
         "sweep",
         "run",
         "SF",
@@ -44,7 +126,8 @@ pub fn table(runs: &[Run]) -> String {
         "launch_us",
         "ccm_idle",
         "vs RP",
-        "stalls"
+        "stalls",
+        "spread"
     );
     for name in sweep_names(runs) {
         let s = sweep(runs, &name);
@@ -53,7 +136,7 @@ pub fn table(runs: &[Run]) -> String {
             let ratio = base.map_or("-".to_string(), |b| format!("{:.3}", r.num("e2e_us") / b));
             let _ = writeln!(
                 out,
-                "{:<9} {:<10} {:>5} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>8} {:>7}  {}",
+                "{:<9} {:<10} {:>5} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>8} {:>7} {:>7}  {}",
                 name,
                 r.str("label"),
                 r.num("sf"),
@@ -65,6 +148,7 @@ pub fn table(runs: &[Run]) -> String {
                 r.num("ccm_idle_us"),
                 ratio,
                 r.num("credit_stalls"),
+                spread(r),
                 if r.verified() { "yes" } else { r.str("why") }
             );
         }
@@ -144,6 +228,16 @@ pub fn bar_chart(title: &str, y_label: &str, bars: &[Bar], legend: &[(&str, &str
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// How far the repetitions' end-to-end times spread, relative to their median.
+fn spread(r: &Run) -> String {
+    let (lo, hi, mid) = (r.num("e2e_min_us"), r.num("e2e_max_us"), r.num("e2e_us"));
+    if r.num("reps") > 1.0 && mid > 0.0 {
+        format!("{:.0}%", 100.0 * (hi - lo) / mid)
+    } else {
+        "-".to_string()
+    }
 }
 
 fn fmt_num(v: f64) -> String {

@@ -69,6 +69,31 @@ fn normalizes_to_rp() {
 }
 
 #[test]
+fn merges_repetitions_into_medians() {
+    let mut runs = record::runs_in_log(LOG).unwrap();
+    let mut again = runs[0].clone();
+    again.0.insert("e2e_us".into(), record::Value::Num(400.0));
+    let mut third = runs[0].clone();
+    third.0.insert("e2e_us".into(), record::Value::Num(300.0));
+    third
+        .0
+        .insert("verified".into(), record::Value::Bool(false));
+    third
+        .0
+        .insert("why".into(), record::Value::Str("stale record".into()));
+    runs.push(again);
+    runs.push(third);
+    let merged = report::merge(&runs);
+    assert_eq!(merged.len(), 3, "three configurations");
+    let rp = &merged[0];
+    assert_eq!((rp.num("e2e_us"), rp.num("reps")), (300.0, 3.0));
+    assert_eq!((rp.num("e2e_min_us"), rp.num("e2e_max_us")), (200.0, 400.0));
+    assert!(!rp.verified() && rp.str("why") == "stale record");
+    let table = report::table(&merged);
+    assert!(table.lines().nth(1).unwrap().contains(" 67%"), "{table}");
+}
+
+#[test]
 fn plots_scale_to_the_largest_bar() {
     let runs = record::runs_in_log(LOG).unwrap();
     let svg = report::modes_plot(&runs, "modes").unwrap();
