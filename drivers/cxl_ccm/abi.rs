@@ -224,7 +224,13 @@ pub const KERNEL_STREAM_XFORM: u16 = 1;
 pub const KERNEL_KNN: u16 = 2;
 /// Largest [`KnnArgs::dim`].
 pub const KNN_MAX_DIM: u32 = 4096;
-/// Kernel: single-source shortest path relaxation (graph analytics; Table IV (d)).
+/// Kernel: single-source shortest path edge relaxation (graph analytics; Table IV (d)); the host
+/// takes the minimum with the current distances, builds the next iteration's input and stops at
+/// the fixed point. The input is the in-edge CSR (`vertices + 1` `u32` offsets, `edges` `u32`
+/// sources, `edges` `u32` weights), then `vertices` `u64` current distances (`u64::MAX`:
+/// unreached) ([`SsspArgs`]). The output is, per vertex, the smallest `dist[source] + weight`
+/// over its in-edges (saturating; `u64::MAX` if none is reached). Offsets are clamped and
+/// sources taken modulo `vertices`, as for [`KERNEL_PAGERANK`].
 pub const KERNEL_SSSP: u16 = 3;
 /// Kernel: PageRank's neighbour traversal (graph analytics; Table IV (e)); the host does the rank
 /// update and the next iteration's contributions. The input is the in-edge CSR of the graph,
@@ -908,6 +914,36 @@ pub struct RingHeaders {
 // Kernel arguments
 // ---------------------------------------------------------------------------------------------
 
+/// The argument block of [`KERNEL_SSSP`] (`arg_size == 32`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SsspArgs {
+    /// Vertices of the graph.
+    pub vertices: u32,
+    /// Edges of the graph; the input is `(vertices + 1 + 2 * edges) * 4 + vertices * 8` bytes.
+    pub edges: u32,
+    /// Vertices per result record (8 bytes each, at most the streaming factor); 0 means as
+    /// many as the streaming factor holds.
+    pub chunk_vertices: u32,
+    /// Zero.
+    pub reserved0: u32,
+    /// Zero.
+    pub reserved: [u64; 2],
+}
+
+impl SsspArgs {
+    /// Decodes the argument block of a launch packet.
+    pub fn from_bytes(b: &[u8; MAX_ARG_SIZE as usize]) -> Self {
+        Self {
+            vertices: LeField::get(b, 0),
+            edges: LeField::get(b, 4),
+            chunk_vertices: LeField::get(b, 8),
+            reserved0: LeField::get(b, 12),
+            reserved: [LeField::get(b, 16), LeField::get(b, 24)],
+        }
+    }
+}
+
 /// The argument block of [`KERNEL_PAGERANK`] (`arg_size == 32`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -1406,6 +1442,14 @@ assert_layout!(RingHeaders, size = 256, align = 8, {
     payload @ 0x40,
     launch @ 0x80,
     reserved @ 0xC0,
+});
+
+assert_layout!(SsspArgs, size = MAX_ARG_SIZE as usize, align = 8, {
+    vertices @ 0x00,
+    edges @ 0x04,
+    chunk_vertices @ 0x08,
+    reserved0 @ 0x0C,
+    reserved @ 0x10,
 });
 
 assert_layout!(PageRankArgs, size = MAX_ARG_SIZE as usize, align = 8, {

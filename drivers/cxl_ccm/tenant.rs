@@ -798,7 +798,9 @@ impl Tenant {
                 la.chunk_samples
             };
             samples.saturating_mul(vector)
-        } else if arg.kernel_id == u32::from(abi::KERNEL_PAGERANK) {
+        } else if arg.kernel_id == u32::from(abi::KERNEL_PAGERANK)
+            || arg.kernel_id == u32::from(abi::KERNEL_SSSP)
+        {
             let pa = abi::PageRankArgs::from_bytes(&arg.args);
             let vertices = if pa.chunk_vertices == 0 {
                 sf / 8

@@ -113,6 +113,10 @@
  *               discount, extendedprice: four __u32) by the ranges of
  *               struct cxl_ccm_ssb_args; per chunk_rows rows one record of
  *               two __u64: sum(extendedprice * discount) and the matches.
+ * SSSP:         edge relaxation (struct cxl_ccm_sssp_args): input = in-edge
+ *               CSR (vertices + 1 __u32 offsets, edges __u32 sources, edges
+ *               __u32 weights) then vertices __u64 distances; output = per
+ *               vertex the smallest dist[source] + weight (saturating).
  * PAGERANK:     neighbour traversal (struct cxl_ccm_pagerank_args): input =
  *               in-edge CSR (vertices + 1 __u32 offsets, edges __u32
  *               sources) then vertices __u64 contributions; output = per
@@ -223,6 +227,25 @@ struct cxl_ccm_ring_headers {
 	struct cxl_ccm_ring_header payload;
 	struct cxl_ccm_launch_header launch;
 	__u64 reserved[8];
+};
+
+/**
+ * struct cxl_ccm_sssp_args - arguments of CXL_CCM_KERNEL_SSSP
+ * @vertices: vertices of the graph
+ * @edges: edges (the input is (vertices + 1 + 2 * edges) * 4 + vertices * 8
+ *	bytes; offsets beyond @edges are clamped, sources taken modulo
+ *	@vertices)
+ * @chunk_vertices: vertices per record (8 bytes each, at most the streaming
+ *	factor); 0 means as many as the streaming factor holds
+ * @reserved0: 0
+ * @reserved: 0
+ */
+struct cxl_ccm_sssp_args {
+	__u32 vertices;
+	__u32 edges;
+	__u32 chunk_vertices;
+	__u32 reserved0;
+	__u64 reserved[2];
 };
 
 /**

@@ -106,6 +106,9 @@ pub fn uapi_structs() -> Vec<StructLayout> {
         describe!("cxl_ccm_launch_header", LaunchHeader: [ head, slots, reserved ]),
         describe!("cxl_ccm_ring_headers", RingHeaders: [ metadata, payload, launch, reserved ]),
         describe!("cxl_ccm_knn_args", KnnArgs: [ dim, rows, chunk_rows, reserved0, reserved ]),
+        describe!("cxl_ccm_sssp_args", SsspArgs: [
+            vertices, edges, chunk_vertices, reserved0, reserved,
+        ]),
         describe!("cxl_ccm_pagerank_args", PageRankArgs: [
             vertices, edges, chunk_vertices, reserved0, reserved,
         ]),

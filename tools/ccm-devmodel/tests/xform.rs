@@ -442,8 +442,8 @@ mod sls {
     }
 }
 
-mod pagerank {
-    use ccm_devmodel::pagerank::{PageRank, PageRankError};
+mod graph {
+    use ccm_devmodel::graph::{Graph, GraphError, Pass};
 
     fn args(vertices: u32, edges: u32, chunk: u32) -> [u8; 32] {
         let mut b = [0u8; 32];
@@ -459,22 +459,40 @@ mod pagerank {
 
     #[test]
     fn validates_and_lays_out() {
-        let p = PageRank::from_packet(&args(10, 30, 4), 32, 64, input(10, 30)).unwrap();
+        let p = Graph::from_packet(Pass::Sum, &args(10, 30, 4), 32, 64, input(10, 30)).unwrap();
         assert_eq!((p.chunk_count(), p.output_bytes()), (3, 80));
         assert_eq!(p.chunk(2).unwrap().length, 16);
         assert_eq!((p.offset_at(10), p.source_at(0)), (40, 44));
-        assert_eq!(p.contribution_at(13), 164 + 3 * 8);
+        assert_eq!(p.value_at(13), 164 + 3 * 8);
         assert_eq!(p.edge_range(5, 40), 5..30);
         assert_eq!(p.edge_range(7, 3), 3..3);
-        let bad = |a, sf, inp| PageRank::from_packet(&a, 32, sf, inp);
-        assert_eq!(bad(args(0, 0, 1), 64, 4), Err(PageRankError::NoVertices));
+        let bad = |a, sf, inp| Graph::from_packet(Pass::Sum, &a, 32, sf, inp);
+        assert_eq!(bad(args(0, 0, 1), 64, 4), Err(GraphError::NoVertices));
         assert_eq!(
             bad(args(10, 30, 4), 64, 8),
-            Err(PageRankError::InputSizeMismatch)
+            Err(GraphError::InputSizeMismatch)
         );
         assert_eq!(
             bad(args(10, 30, 9), 64, input(10, 30)),
-            Err(PageRankError::ChunkAboveStreamingFactor)
+            Err(GraphError::ChunkAboveStreamingFactor)
+        );
+    }
+
+    #[test]
+    fn sssp_relaxes_with_weights() {
+        let inp = input(10, 30) + 30 * 4;
+        let g = Graph::from_packet(Pass::MinPlusWeight, &args(10, 30, 4), 32, 64, inp).unwrap();
+        assert_eq!(g.weight_at(0), 164);
+        assert_eq!(g.value_at(0), 284);
+        assert_eq!(g.identity(), u64::MAX);
+        assert_eq!(g.fold(u64::MAX, 5, 3), 8);
+        assert_eq!(g.fold(8, 7, 3), 8);
+        assert_eq!(g.fold(8, u64::MAX, 3), 8, "unreached stays unreached");
+        let p = Graph::from_packet(Pass::Sum, &args(10, 30, 4), 32, 64, input(10, 30)).unwrap();
+        assert_eq!(p.fold(u64::MAX, 2, 9), 1, "sums wrap, weights unused");
+        assert_eq!(
+            Graph::from_packet(Pass::MinPlusWeight, &args(10, 30, 4), 32, 64, input(10, 30)),
+            Err(GraphError::InputSizeMismatch)
         );
     }
 }

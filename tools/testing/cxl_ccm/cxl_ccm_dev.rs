@@ -195,7 +195,7 @@ fn reset(regs: &MemRemap, mem_size: u64, latency: &LatencyModel) -> Result {
     let r64 = |o: usize, v: u64| regs.atomic_u64(o).map(|r| r.store(v, Ordering::Relaxed));
     r32(abi::REG_VERSION, abi::ABI_VERSION)?;
     // Every mode (AXLE streamed out of order or in order); STREAM_XFORM and the Table IV kernels
-    // KNN, PageRank, SSB Q1.x and DLRM SLS.
+    // KNN, SSSP, PageRank, SSB Q1.x and DLRM SLS.
     let caps = abi::CAP_MODE_AXLE
         | abi::CAP_MODE_RP
         | abi::CAP_MODE_BS
@@ -209,7 +209,8 @@ fn reset(regs: &MemRemap, mem_size: u64, latency: &LatencyModel) -> Result {
             | 1 << abi::KERNEL_SSB_Q1_1
             | 1 << abi::KERNEL_SSB_Q1_2
             | 1 << abi::KERNEL_DLRM_SLS
-            | 1 << abi::KERNEL_PAGERANK,
+            | 1 << abi::KERNEL_PAGERANK
+            | 1 << abi::KERNEL_SSSP,
     )?;
     r64(abi::REG_MEM_SIZE, mem_size)?;
     r64(abi::REG_TENANT_WINDOWS, 0)?;

@@ -16,10 +16,10 @@ use crate::host_dma::HostRegion;
 use crate::model::dma_plan::{
     DmaExecutor, ExecError, ExecStats, Next, RegionLayout, ResultRecord, Step,
 };
+use crate::model::graph::{Graph, Pass};
 use crate::model::kernel::Kernel;
 use crate::model::knn::Knn;
 use crate::model::latency::Operation;
-use crate::model::pagerank::PageRank;
 use crate::model::scheduler::{JobId, Policy, Scheduler};
 use crate::model::sls::Sls;
 use crate::model::ssb::Ssb;
@@ -518,6 +518,7 @@ impl Tenant {
             abi::KERNEL_SSB_Q1_2,
             abi::KERNEL_DLRM_SLS,
             abi::KERNEL_PAGERANK,
+            abi::KERNEL_SSSP,
         ];
         if !kernels.contains(&p.kernel_id) {
             return Err(abi::STATUS_BAD_KERNEL);
@@ -535,10 +536,15 @@ impl Tenant {
             let knn =
                 Knn::from_packet(&p.args, p.arg_size, sf, p.input_size).map_err(|e| e.status())?;
             (Kernel::Knn(knn), p.input_size)
-        } else if p.kernel_id == abi::KERNEL_PAGERANK {
-            let pr = PageRank::from_packet(&p.args, p.arg_size, sf, p.input_size)
+        } else if p.kernel_id == abi::KERNEL_PAGERANK || p.kernel_id == abi::KERNEL_SSSP {
+            let pass = if p.kernel_id == abi::KERNEL_SSSP {
+                Pass::MinPlusWeight
+            } else {
+                Pass::Sum
+            };
+            let g = Graph::from_packet(pass, &p.args, p.arg_size, sf, p.input_size)
                 .map_err(|e| e.status())?;
-            (Kernel::PageRank(pr), p.input_size)
+            (Kernel::Graph(g), p.input_size)
         } else if p.kernel_id == abi::KERNEL_DLRM_SLS {
             let sls =
                 Sls::from_packet(&p.args, p.arg_size, sf, p.input_size).map_err(|e| e.status())?;

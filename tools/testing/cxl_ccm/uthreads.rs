@@ -25,9 +25,9 @@ use kernel::{
 
 use crate::abi;
 use crate::abi::SLS_MAX_DIM;
+use crate::model::graph::{Graph, Pass, SUM_BYTES};
 use crate::model::kernel::Kernel;
 use crate::model::knn::{distance_piece, Knn, DISTANCE_BYTES};
-use crate::model::pagerank::{PageRank, SUM_BYTES};
 use crate::model::scheduler::WorkItem;
 use crate::model::sls::{add_piece, Sls, WORD_BYTES};
 use crate::model::ssb::{Ssb, PARTIAL_BYTES, ROW_BYTES};
@@ -206,14 +206,17 @@ fn compute(mem: &MemRemap, t: &Ticket) -> core::result::Result<u32, u16> {
         Kernel::Knn(k) => compute_knn(mem, t, &k),
         Kernel::Ssb(q) => compute_ssb(mem, t, &q),
         Kernel::Sls(l) => compute_sls(mem, t, &l),
-        Kernel::PageRank(p) => compute_pagerank(mem, t, &p),
+        Kernel::Graph(g) => compute_graph(mem, t, &g),
     }
 }
 
-/// Per vertex: the sum of its in-neighbours' contributions, sources read a piece at a time.
-fn compute_pagerank(mem: &MemRemap, t: &Ticket, p: &PageRank) -> core::result::Result<u32, u16> {
+/// Per vertex: its in-edges folded (PageRank: summed; SSSP: relaxed), sources (and weights)
+/// read a piece at a time.
+fn compute_graph(mem: &MemRemap, t: &Ticket, p: &Graph) -> core::result::Result<u32, u16> {
     const SOURCES_PER_PIECE: usize = PIECE / 4;
     let mut buf = [0u8; PIECE];
+    let mut wbuf = [0u8; PIECE];
+    let weighted = p.pass() == Pass::MinPlusWeight;
     let mut crc = CRC_START;
     let first = t.offset / SUM_BYTES;
     let n = t.length / SUM_BYTES;
@@ -232,16 +235,23 @@ fn compute_pagerank(mem: &MemRemap, t: &Ticket, p: &PageRank) -> core::result::R
             u32::from_le_bytes([lo[4], lo[5], lo[6], lo[7]]),
         );
         let edges = p.edge_range(start, end);
-        let mut sum = 0u64;
+        let mut sum = p.identity();
         let mut e = edges.start;
         while e < edges.end {
             let k = ((edges.end - e) as usize).min(SOURCES_PER_PIECE);
             let piece = &mut buf[..k * 4];
             mem.read_bytes(base + p.source_at(e) as usize, piece)
                 .map_err(fail)?;
-            for src in piece.chunks_exact(4) {
+            let weights = &mut wbuf[..k * 4];
+            if weighted {
+                mem.read_bytes(base + p.weight_at(e) as usize, weights)
+                    .map_err(fail)?;
+            }
+            for (src, w) in piece.chunks_exact(4).zip(weights.chunks_exact(4)) {
                 let s = u32::from_le_bytes([src[0], src[1], src[2], src[3]]);
-                sum = sum.wrapping_add(u64::from_le_bytes(word(p.contribution_at(s))?));
+                let w = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                let value = u64::from_le_bytes(word(p.value_at(s))?);
+                sum = p.fold(sum, value, w);
             }
             e += k as u32;
         }

@@ -3,8 +3,8 @@
 //! The kernels the engine runs, behind one type: how a launch is cut into chunks and how much
 //! output it makes. Computing a chunk is the engine's (it reads device memory).
 
+use super::graph::Graph;
 use super::knn::Knn;
-use super::pagerank::PageRank;
 use super::sls::Sls;
 use super::ssb::Ssb;
 use super::xform::{ChunkSpan, Xform};
@@ -20,8 +20,8 @@ pub enum Kernel {
     Ssb(Ssb),
     /// `KERNEL_DLRM_SLS`.
     Sls(Sls),
-    /// `KERNEL_PAGERANK`.
-    PageRank(PageRank),
+    /// `KERNEL_PAGERANK`, `KERNEL_SSSP`.
+    Graph(Graph),
 }
 
 impl Kernel {
@@ -32,7 +32,7 @@ impl Kernel {
             Self::Knn(k) => k.chunk_count(),
             Self::Ssb(q) => q.chunk_count(),
             Self::Sls(l) => l.chunk_count(),
-            Self::PageRank(p) => p.chunk_count(),
+            Self::Graph(p) => p.chunk_count(),
         }
     }
 
@@ -43,7 +43,7 @@ impl Kernel {
             Self::Knn(k) => k.chunk(index),
             Self::Ssb(q) => q.chunk(index),
             Self::Sls(l) => l.chunk(index),
-            Self::PageRank(p) => p.chunk(index),
+            Self::Graph(p) => p.chunk(index),
         }
     }
 
@@ -54,7 +54,7 @@ impl Kernel {
             Self::Knn(k) => k.output_bytes(),
             Self::Ssb(q) => q.output_bytes(),
             Self::Sls(l) => l.output_bytes(),
-            Self::PageRank(p) => p.output_bytes(),
+            Self::Graph(p) => p.output_bytes(),
         }
     }
 }

@@ -44,10 +44,10 @@
 //!   const-generic capacity or provided by the caller.
 
 pub mod dma_plan;
+pub mod graph;
 pub mod kernel;
 pub mod knn;
 pub mod latency;
-pub mod pagerank;
 pub mod scheduler;
 pub mod sls;
 pub mod ssb;
