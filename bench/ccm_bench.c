@@ -52,11 +52,13 @@ struct opts {
 	unsigned int samples, pooling;
 	/* PageRank: `vertices` and `edges` of the graph, one iteration per launch; 0 otherwise. */
 	unsigned int vertices, edges;
+	/* SSSP instead of PageRank on that graph (edges get weights 1-100; source vertex 0). */
+	bool sssp;
 };
 
 /* PageRank: a skewed random graph (in-edge CSR) and the fixed-point rank update. */
 struct pr_graph {
-	__u32 *off, *src, *outdeg;
+	__u32 *off, *src, *outdeg, *w;
 };
 
 static int pr_make(const struct opts *o, struct pr_graph *g)
@@ -67,7 +69,8 @@ static int pr_make(const struct opts *o, struct pr_graph *g)
 	g->off = calloc(o->vertices + 1, 4);
 	g->src = calloc(o->edges, 4);
 	g->outdeg = calloc(o->vertices, 4);
-	if (!dst || !cnt || !g->off || !g->src || !g->outdeg) {
+	g->w = calloc(o->edges, 4);
+	if (!dst || !cnt || !g->off || !g->src || !g->outdeg || !g->w) {
 		free(dst);
 		free(cnt);
 		return -1;
@@ -86,6 +89,7 @@ static int pr_make(const struct opts *o, struct pr_graph *g)
 		x = x * 1664525 + 1013904223;
 		s = (__u32)(((__u64)((x >> 8) % o->vertices) * ((x >> 16) % o->vertices)) /
 			    o->vertices);
+		g->w[cnt[dst[i]]] = 1 + (x >> 20) % 100;
 		g->src[cnt[dst[i]]++] = s;
 		g->outdeg[s]++;
 	}
@@ -99,6 +103,24 @@ static void pr_free(struct pr_graph *g)
 	free(g->off);
 	free(g->src);
 	free(g->outdeg);
+	free(g->w);
+}
+
+#define UNREACHED (~0ULL)
+
+/* SSSP: the relaxation of vertex v's in-edges against `dist`, as the device computes it. */
+static __u64 sssp_relax(const struct pr_graph *g, const __u64 *dist, unsigned int v)
+{
+	__u64 best = UNREACHED;
+	__u32 e;
+
+	for (e = g->off[v]; e < g->off[v + 1]; e++) {
+		__u64 d = dist[g->src[e]], c = d == UNREACHED ? UNREACHED : d + g->w[e];
+
+		if (c < best)
+			best = c;
+	}
+	return best;
 }
 
 static __u64 pr_update(const struct opts *o, __u64 sum)
@@ -112,10 +134,10 @@ static __u64 pr_contribution(__u64 rank, __u32 outdeg)
 	return outdeg ? rank / outdeg : 0;
 }
 
-/* The contributions of a region (after the offsets and sources). */
+/* The per-vertex values of a region (after the offsets, sources and, for SSSP, weights). */
 static __u8 *pr_contribs(const struct opts *o, __u8 *region)
 {
-	return region + ((__u64)o->vertices + 1 + o->edges) * 4;
+	return region + ((__u64)o->vertices + 1 + (o->sssp ? 2ULL : 1ULL) * o->edges) * 4;
 }
 
 /* DLRM: embedding element (r, i), and index k of sample s of launch l. */
@@ -280,7 +302,8 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	cfg.streaming_factor = rc->sf;
 	cfg.streaming_order = rc->order;
 	cfg.poll_interval_ns = rc->poll_ns;
-	per_launch = pr ? ((__u64)o->vertices + 1 + o->edges) * 4 + (__u64)o->vertices * 8 :
+	per_launch = pr ? ((__u64)o->vertices + 1 + (o->sssp ? 2ULL : 1ULL) * o->edges) * 4 +
+			  (__u64)o->vertices * 8 :
 		     sls ? ((__u64)o->rows * o->dim + (__u64)o->samples * o->pooling) * 4 :
 		     knn ? ((__u64)o->rows + 1) * o->dim * 4 :
 		     ssb ? (__u64)o->rows * 16 : o->size;
@@ -331,13 +354,18 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 			goto out;
 		}
 		for (d = 0; d < regions; d++) {
+			__u8 *rg = in + d * region + ((__u64)o->vertices + 1) * 4;
+
 			memcpy(in + d * region, g.off, ((__u64)o->vertices + 1) * 4);
-			memcpy(in + d * region + ((__u64)o->vertices + 1) * 4, g.src,
-			       (__u64)o->edges * 4);
+			memcpy(rg, g.src, (__u64)o->edges * 4);
+			if (o->sssp)
+				memcpy(rg + (__u64)o->edges * 4, g.w, (__u64)o->edges * 4);
 		}
 		for (i = 0; i < o->vertices; i++) {
 			__u64 c = pr_contribution((1ULL << 32) / o->vertices, g.outdeg[i]);
 
+			if (o->sssp)
+				c = rank[i] = i ? UNREACHED : 0;
 			memcpy(pr_contribs(o, in) + (__u64)i * 8, &c, 8);
 		}
 	} else if (sls) {
@@ -391,7 +419,8 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				.dim = o->dim, .rows = o->rows, .chunk_rows = o->chunk / 8,
 			};
 			struct cxl_ccm_launch l = {
-				.kernel_id = pr ? CXL_CCM_KERNEL_PAGERANK :
+				.kernel_id = pr ? (o->sssp ? CXL_CCM_KERNEL_SSSP :
+						       CXL_CCM_KERNEL_PAGERANK) :
 					     sls ? CXL_CCM_KERNEL_DLRM_SLS :
 					     knn ? CXL_CCM_KERNEL_KNN :
 					     ssb ? o->ssb : CXL_CCM_KERNEL_STREAM_XFORM,
@@ -514,8 +543,15 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				for (k = 0; k < n; k++) {
 					__u64 c;
 
-					rank[v0 + k] = pr_update(o, sm[k]);
-					c = pr_contribution(rank[v0 + k], g.outdeg[v0 + k]);
+					if (o->sssp) {
+						/* The host step of SSSP: keep the shorter. */
+						if (sm[k] < rank[v0 + k])
+							rank[v0 + k] = sm[k];
+						c = rank[v0 + k];
+					} else {
+						rank[v0 + k] = pr_update(o, sm[k]);
+						c = pr_contribution(rank[v0 + k], g.outdeg[v0 + k]);
+					}
 					memcpy(next + (__u64)(v0 + k) * 8, &c, 8);
 				}
 			}
@@ -645,16 +681,21 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 			fail(res, "out of memory", 0, 0);
 		} else {
 			for (v = 0; v < o->vertices; v++)
-				ref[v] = (1ULL << 32) / o->vertices;
+				ref[v] = o->sssp ? (v ? UNREACHED : 0) : (1ULL << 32) / o->vertices;
 			for (it = 0; it < o->launches; it++) {
 				for (v = 0; v < o->vertices; v++) {
 					sum[v] = 0;
+					if (o->sssp) {
+						sum[v] = sssp_relax(&g, ref, v);
+						continue;
+					}
 					for (e = g.off[v]; e < g.off[v + 1]; e++)
 						sum[v] += pr_contribution(ref[g.src[e]],
 									  g.outdeg[g.src[e]]);
 				}
 				for (v = 0; v < o->vertices; v++)
-					ref[v] = pr_update(o, sum[v]);
+					ref[v] = o->sssp ? (sum[v] < ref[v] ? sum[v] : ref[v]) :
+							   pr_update(o, sum[v]);
 			}
 			for (v = 0; v < o->vertices; v++)
 				if (ref[v] != rank[v]) {
@@ -879,6 +920,23 @@ static int matrix(struct opts o)
 		print(&po, "pagerank", &modes[knn_modes[i]], &r);
 	}
 	/*
+	 * Table IV (d): SSSP on a graph of the same kind with weights, scaled further (16 384
+	 * vertices, 65 536 edges: the weights take room), 8 rounds from vertex 0.
+	 */
+	for (i = 0; i < sizeof(knn_modes) / sizeof(knn_modes[0]); i++) {
+		struct opts so = o;
+
+		so.workload = "sssp";
+		so.sssp = true;
+		so.vertices = 16384;
+		so.edges = 65536;
+		so.launches = 8;
+		so.chunk = 256;
+		so.host_ns = 0;
+		bad |= bench_one(&so, &modes[knn_modes[i]], &r);
+		print(&so, "sssp", &modes[knn_modes[i]], &r);
+	}
+	/*
 	 * Table IV (i): DLRM SLS, dim 256, as many rows as fit the input buffer with the
 	 * indices (1536), 128 samples of 64 indices per launch, one pooled vector (1 KiB)
 	 * per record, so an SF of 1 KiB; the host runs the MLP step on each.
@@ -963,7 +1021,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { "/dev/cxl_ccm0", 64, 8, 16384, 256, 2000, false, false,
-			  "stream_xform", 0, 0, 0, 0, 0, 0, 0 };
+			  "stream_xform", 0, 0, 0, 0, 0, 0, 0, false };
 	unsigned int repeat = 1;
 	int opt, bad = 0;
 
