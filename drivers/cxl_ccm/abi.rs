@@ -120,7 +120,7 @@ pub const REGISTER_MAGIC: u32 = u32::from_le_bytes(*b"CCMR");
 /// Major version of this ABI. Incompatible layout changes increment it.
 pub const ABI_VERSION_MAJOR: u16 = 1;
 /// Minor version of this ABI. Compatible additions (meanings for reserved fields) increment it.
-pub const ABI_VERSION_MINOR: u16 = 1;
+pub const ABI_VERSION_MINOR: u16 = 2;
 /// [`GlobalRegs::version`] of a device implementing exactly this file.
 pub const ABI_VERSION: u32 = version(ABI_VERSION_MAJOR, ABI_VERSION_MINOR);
 
@@ -249,8 +249,34 @@ pub const KERNEL_PAGERANK: u16 = 4;
 pub const KERNEL_SSB_Q1_1: u16 = 5;
 /// Kernel: Star Schema Benchmark query 1.2 (OLAP; Table IV (g)); as [`KERNEL_SSB_Q1_1`].
 pub const KERNEL_SSB_Q1_2: u16 = 6;
-/// Kernel: LLM inference attention block (OPT-2.7B; Table IV (h)).
+/// Kernel: the attention of an LLM inference block (OPT-2.7B; Table IV (h)), in integers
+/// ([`AttentionArgs`]). The input is, for each of `heads` heads, the `q_rows` query vectors of
+/// the launch (from position `q_first`), then for each head `tokens` key vectors, then for each
+/// head `tokens` value vectors, every vector `head_dim` little-endian `i16`. Query row `i`
+/// attends causally to keys `0..=q_first + i`: scores `s = q . k` (`i64`), softmax weights
+/// `w = exp2q((max - s) >> shift)` with the fixed-point [`attention_weight`], and output
+/// `o[d] = sum(w * v[d]) / sum(w)` (`i64` division truncating toward zero) as `head_dim`
+/// little-endian `i32`. Record `c` holds rows `[b * chunk_rows, ..)` of head `c % heads` for block
+/// `b = c / heads`: the blocks come in order and every block has one record per head, which is
+/// what the host's per-block task (heads concatenated, output projection) waits for.
 pub const KERNEL_LLM_ATTENTION: u16 = 7;
+/// Largest [`AttentionArgs::head_dim`].
+pub const ATTENTION_MAX_HEAD_DIM: u32 = 256;
+/// Largest [`AttentionArgs::heads`].
+pub const ATTENTION_MAX_HEADS: u32 = 64;
+
+/// The softmax weight of a score `delta` below the row's maximum (after the shift), in units
+/// of 1/16: `2^(-delta / 16)` in Q16 by a linear interpolation of `2^-x` between integers
+/// (`2^-(n + f/16) ~ (1 - f/32) >> n`). Exact, so device and CPU agree bit for bit.
+pub const fn attention_weight(delta: u64) -> u64 {
+    let n = delta >> 4;
+    let f = delta & 15;
+    if n >= 32 {
+        0
+    } else {
+        ((32 - f) << 11) >> n
+    }
+}
 /// Kernel: DLRM sparse-length-sum embedding reduction (Criteo; Table IV (i)). The input is an
 /// embedding table of `rows` vectors of `dim` little-endian `i32`, followed by `samples` lists of
 /// `pooling` little-endian `u32` row indices (taken modulo `rows`) ([`SlsArgs`]). The output is,
@@ -499,6 +525,20 @@ pub const TREG_MBOX_STATUS: usize = 0x94;
 /// Tenant register `mbox_ret` (RO, u64). Device writes: the command's result
 /// ([`MBOX_CMD_ENQUEUE`]: output bytes written at the packet's `output_base`).
 pub const TREG_MBOX_RET: usize = 0x98;
+/// Tenant register `credit_blocked` (RO, u64, since 1.2). Device writes (release): 0 while it can
+/// stream; [`CREDIT_BLOCKED`] ORed with the heads it last read from the credit line (metadata
+/// head's low 31 bits in bits 32..63, payload head in bits 0..32) when a result waits for credit
+/// those heads do not give. The host compares the heads with the ones it stored: if they are
+/// equal, nothing more can arrive before it releases (the deadlock test of `WAIT`).
+pub const TREG_CREDIT_BLOCKED: usize = 0xA0;
+/// [`TREG_CREDIT_BLOCKED`]: the device is waiting for credit.
+pub const CREDIT_BLOCKED: u64 = 1 << 63;
+
+/// The [`TREG_CREDIT_BLOCKED`] value of a device blocked on heads `metadata`, `payload`.
+pub const fn credit_blocked(metadata: u32, payload: u32) -> u64 {
+    CREDIT_BLOCKED | ((metadata as u64 & 0x7fff_ffff) << 32) | payload as u64
+}
+
 /// Tenant register `irq_ctrl` (RW, u32). Host writes: the `IRQ_CAUSE_*` bits that may raise an
 /// interrupt.
 pub const TREG_IRQ_CTRL: usize = 0xC0;
@@ -606,8 +646,10 @@ pub struct TenantRegs {
     pub mbox_status: u32,
     /// [`TREG_MBOX_RET`].
     pub mbox_ret: u64,
+    /// [`TREG_CREDIT_BLOCKED`].
+    pub credit_blocked: u64,
     /// Zero.
-    pub mbox_reserved: [u64; 4],
+    pub mbox_reserved: [u64; 3],
     /// [`TREG_IRQ_CTRL`].
     pub irq_ctrl: u32,
     /// [`TREG_IRQ_ACK`].
@@ -1011,6 +1053,46 @@ impl SlsArgs {
     }
 }
 
+/// The argument block of [`KERNEL_LLM_ATTENTION`] (`arg_size == 32`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct AttentionArgs {
+    /// Key and value vectors per head (the context).
+    pub tokens: u32,
+    /// Position of the launch's first query row; `q_first + q_rows <= tokens`.
+    pub q_first: u32,
+    /// Query rows of the launch.
+    pub q_rows: u32,
+    /// Heads, in `1..=ATTENTION_MAX_HEADS`.
+    pub heads: u32,
+    /// Elements per vector, in `1..=ATTENTION_MAX_HEAD_DIM`.
+    pub head_dim: u32,
+    /// Query rows per record (`head_dim * 4` bytes each, at most the streaming factor); 0 means
+    /// as many as the streaming factor holds.
+    pub chunk_rows: u32,
+    /// Right shift of the score differences before the weight (the softmax temperature), below 64.
+    pub shift: u32,
+    /// Zero.
+    pub reserved: u32,
+}
+
+impl AttentionArgs {
+    /// Decodes the argument block of a launch packet.
+    pub fn from_bytes(b: &[u8; MAX_ARG_SIZE as usize]) -> Self {
+        let w = |i: usize| LeField::get(b, 4 * i);
+        Self {
+            tokens: w(0),
+            q_first: w(1),
+            q_rows: w(2),
+            heads: w(3),
+            head_dim: w(4),
+            chunk_rows: w(5),
+            shift: w(6),
+            reserved: w(7),
+        }
+    }
+}
+
 /// The argument block of [`KERNEL_SSB_Q1_1`] and [`KERNEL_SSB_Q1_2`] (`arg_size == 32`): the
 /// rows, and inclusive ranges on the orderdate, discount and quantity columns.
 #[repr(C)]
@@ -1354,7 +1436,8 @@ assert_layout!(TenantRegs, size = 0x100, align = 8, {
     mbox_done @ TREG_MBOX_DONE,
     mbox_status @ TREG_MBOX_STATUS,
     mbox_ret @ TREG_MBOX_RET,
-    mbox_reserved @ 0xA0,
+    credit_blocked @ TREG_CREDIT_BLOCKED,
+    mbox_reserved @ 0xA8,
     irq_ctrl @ TREG_IRQ_CTRL,
     irq_ack @ TREG_IRQ_ACK,
     irq_vector @ TREG_IRQ_VECTOR,
@@ -1468,6 +1551,17 @@ assert_layout!(SlsArgs, size = MAX_ARG_SIZE as usize, align = 8, {
     chunk_samples @ 0x10,
     reserved0 @ 0x14,
     reserved @ 0x18,
+});
+
+assert_layout!(AttentionArgs, size = MAX_ARG_SIZE as usize, align = 4, {
+    tokens @ 0x00,
+    q_first @ 0x04,
+    q_rows @ 0x08,
+    heads @ 0x0C,
+    head_dim @ 0x10,
+    chunk_rows @ 0x14,
+    shift @ 0x18,
+    reserved @ 0x1C,
 });
 
 assert_layout!(SsbArgs, size = MAX_ARG_SIZE as usize, align = 4, {

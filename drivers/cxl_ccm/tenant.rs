@@ -1098,6 +1098,52 @@ impl Tenant {
         result
     }
 
+    /// `WAIT_FLAG_DEADLOCK`: whether fewer than `min` records past `head` are ready and no more
+    /// can arrive before a release. Publishes every released credit first, so that the device
+    /// has been given everything the caller gave back.
+    fn stuck(&self, head: u32, min: u32) -> Result<bool> {
+        let core = self.core();
+        let mut st = core.state.lock();
+        core.scan_locked(&mut st)?;
+        if core.ready_after(head) >= min {
+            return Ok(false);
+        }
+        if !streams(core.cfg.mode) {
+            // RP, BS: the driver is the producer; what is still queued after a drain has no
+            // room under the released heads, and what the device completes next queues behind.
+            if st.producer.is_pending() {
+                core.drain(&mut st)?;
+            }
+            return Ok(st.producer.is_pending());
+        }
+        let hw_guard = self.dev.hw.lock();
+        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let (md_head, pl_head) = (st.md_head, st.gap.head());
+        let (Ok(md), Ok(pl)) = (st.md_pub.flush(md_head), st.pl_pub.flush(pl_head)) else {
+            pr_warn_ratelimited!("WAIT: heads out of the device's credit window\n");
+            return Err(EIO);
+        };
+        if let Some(h) = md {
+            core.store_head(hw, true, h)?;
+            st.counters.published += 1;
+        }
+        if let Some(h) = pl {
+            core.store_head(hw, false, h)?;
+            st.counters.published += 1;
+        }
+        // A CXL.io register read. Acquire: pairs with the device's release store.
+        core.link.io_read();
+        let blocked = hw
+            .regs
+            .atomic_u64(abi::tenant_regs_offset(self.index) + abi::TREG_CREDIT_BLOCKED)?
+            .load(Ordering::Acquire);
+        // Blocked under older heads is not enough: the device has yet to read the new ones.
+        Ok(
+            blocked
+                == abi::credit_blocked(st.md_pub.published().raw(), st.pl_pub.published().raw()),
+        )
+    }
+
     /// Asks the poller to poll until records arrive.
     fn arm(&self) {
         self.core.armed.store(true, Ordering::Release);
@@ -1106,8 +1152,14 @@ impl Tenant {
 
     /// `CXL_CCM_IOC_WAIT`.
     pub(crate) fn wait(&self, arg: &mut uapi::Wait) -> Result {
-        if arg.min_records == 0 || arg.flags != 0 || arg.reserved0 != 0 || arg.reserved != [0; 2] {
-            pr_warn_ratelimited!("WAIT: min_records must be at least 1, flags and reserved 0\n");
+        if arg.min_records == 0
+            || arg.flags & !uapi::WAIT_FLAG_DEADLOCK != 0
+            || arg.reserved0 != 0
+            || arg.reserved != [0; 2]
+        {
+            pr_warn_ratelimited!(
+                "WAIT: min_records must be at least 1, flags known and reserved 0\n"
+            );
             return Err(EINVAL);
         }
         let core = self.core();
@@ -1156,10 +1208,17 @@ impl Tenant {
                 pr_warn_ratelimited!("WAIT: the device stopped the tenant (status {})\n", code);
                 return Err(EIO);
             }
+            let deadlock = arg.flags & uapi::WAIT_FLAG_DEADLOCK != 0;
+            if deadlock && self.stuck(head, min)? {
+                arg.ready = core.ready_after(head);
+                arg.metadata_tail = core.scanned.load(Ordering::Acquire);
+                return Err(errno(kernel::bindings::EDEADLK));
+            }
             // Polled modes: the poller polls and wakes us; wake at least every jiffy to re-check
             // the device and the deadline. AXLE_IRQ: the interrupt wakes us; the timeout is
             // only a watchdog against a lost interrupt.
-            let irq = core.cfg.mode == abi::MODE_AXLE_IRQ;
+            // A deadlock check must see the device block without an interrupt for it.
+            let irq = core.cfg.mode == abi::MODE_AXLE_IRQ && !deadlock;
             let watchdog = if irq {
                 crate::ns_to_jiffies(100_000_000)
             } else {

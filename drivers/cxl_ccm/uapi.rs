@@ -36,17 +36,18 @@
 use core::mem::{align_of, offset_of, size_of};
 
 pub use super::abi::{
-    crc32c, crc32c_update, KnnArgs, LaunchHeader, MetadataRecord, PageRankArgs, RingHeader,
-    RingHeaders, SlsArgs, SsbArgs, SsspArgs, StreamXformArgs, CAP_IN_ORDER, CAP_MODE_AXLE,
-    CAP_MODE_AXLE_IRQ, CAP_MODE_BS, CAP_MODE_RP, CRC32C_POLY, DEFAULT_SLOT_SIZE,
-    DEFAULT_STREAMING_FACTOR, KERNEL_DLRM_SLS, KERNEL_ID_LIMIT, KERNEL_KNN, KERNEL_LLM_ATTENTION,
-    KERNEL_NOP, KERNEL_PAGERANK, KERNEL_SSB_Q1_1, KERNEL_SSB_Q1_2, KERNEL_SSSP,
-    KERNEL_STREAM_XFORM, KNN_MAX_DIM, LAUNCH_SLOTS, MAX_ARG_SIZE, MAX_RING_SLOTS, MAX_SLOT_SIZE,
-    MD_FLAG_ERROR, MD_FLAG_FINAL, METADATA_RECORD_SIZE, MIN_SLOT_SIZE, MODE_AXLE, MODE_AXLE_IRQ,
-    MODE_BS, MODE_RP, ORDER_IN_ORDER, ORDER_OUT_OF_ORDER, SLS_MAX_DIM, STATUS_ABORTED,
-    STATUS_BAD_ARGS, STATUS_BAD_COMMAND, STATUS_BAD_CONFIG, STATUS_BAD_DESCRIPTOR,
-    STATUS_BAD_KERNEL, STATUS_BAD_PACKET, STATUS_BAD_RANGE, STATUS_DMA_FAULT, STATUS_OK,
-    XFORM_OP_ADD, XFORM_OP_COPY, XFORM_OP_XOR,
+    attention_weight, crc32c, crc32c_update, AttentionArgs, KnnArgs, LaunchHeader, MetadataRecord,
+    PageRankArgs, RingHeader, RingHeaders, SlsArgs, SsbArgs, SsspArgs, StreamXformArgs,
+    ATTENTION_MAX_HEADS, ATTENTION_MAX_HEAD_DIM, CAP_IN_ORDER, CAP_MODE_AXLE, CAP_MODE_AXLE_IRQ,
+    CAP_MODE_BS, CAP_MODE_RP, CRC32C_POLY, DEFAULT_SLOT_SIZE, DEFAULT_STREAMING_FACTOR,
+    KERNEL_DLRM_SLS, KERNEL_ID_LIMIT, KERNEL_KNN, KERNEL_LLM_ATTENTION, KERNEL_NOP,
+    KERNEL_PAGERANK, KERNEL_SSB_Q1_1, KERNEL_SSB_Q1_2, KERNEL_SSSP, KERNEL_STREAM_XFORM,
+    KNN_MAX_DIM, LAUNCH_SLOTS, MAX_ARG_SIZE, MAX_RING_SLOTS, MAX_SLOT_SIZE, MD_FLAG_ERROR,
+    MD_FLAG_FINAL, METADATA_RECORD_SIZE, MIN_SLOT_SIZE, MODE_AXLE, MODE_AXLE_IRQ, MODE_BS, MODE_RP,
+    ORDER_IN_ORDER, ORDER_OUT_OF_ORDER, SLS_MAX_DIM, STATUS_ABORTED, STATUS_BAD_ARGS,
+    STATUS_BAD_COMMAND, STATUS_BAD_CONFIG, STATUS_BAD_DESCRIPTOR, STATUS_BAD_KERNEL,
+    STATUS_BAD_PACKET, STATUS_BAD_RANGE, STATUS_DMA_FAULT, STATUS_OK, XFORM_OP_ADD, XFORM_OP_COPY,
+    XFORM_OP_XOR,
 };
 
 /// Version of this user ABI, reported by [`IOC_INFO`] in [`Info::abi_version`].
@@ -86,6 +87,13 @@ pub const RELEASE_MAX: u32 = 4096;
 
 /// [`Stats::flags`]: zero the counters after reading them.
 pub const STATS_RESET: u32 = 1 << 0;
+
+/// [`Wait::flags`]: the caller is the tenant's only releaser. `WAIT` fails with `EDEADLK`
+/// instead of waiting when no record can arrive before a release: every released credit is
+/// published, and the producer (the device in `MODE_AXLE`/`MODE_AXLE_IRQ`, the driver in
+/// `MODE_RP`/`MODE_BS`) holds a result it has no room for under exactly those heads. A host
+/// whose tasks all wait for results still to come is then deadlocked (AXLE, Figure 16 (h) at 12.5 % capacity).
+pub const WAIT_FLAG_DEADLOCK: u32 = 1 << 0;
 
 /// [`Wait::timeout_ns`]: wait without a time limit (until a signal).
 pub const WAIT_FOREVER: u64 = u64::MAX;
@@ -290,7 +298,7 @@ pub struct Wait {
     pub metadata_head: u32,
     /// In: time limit in nanoseconds; 0 checks once without blocking; [`WAIT_FOREVER`].
     pub timeout_ns: u64,
-    /// In: 0.
+    /// In: 0 or [`WAIT_FLAG_DEADLOCK`].
     pub flags: u32,
     /// Out: records ready: `metadata_tail - metadata_head`.
     pub ready: u32,

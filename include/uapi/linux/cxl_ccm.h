@@ -125,6 +125,14 @@
  *               embedding table (rows x dim __s32) then samples x pooling
  *               __u32 row indices (modulo rows); output = per sample the
  *               wrapping element-wise sum of its rows (dim __s32).
+ * LLM_ATTENTION: causal attention of an inference block (struct
+ *               cxl_ccm_attention_args): input = per head q_rows query
+ *               vectors, then per head tokens keys, then per head tokens
+ *               values (head_dim __s16 each); output = per query row and
+ *               head the softmax-weighted sum of the values (head_dim
+ *               __s32), with the fixed-point weight of
+ *               cxl_ccm_attention_weight(); record c holds block c / heads
+ *               of head c % heads.
  * The others are the workloads of the AXLE evaluation (Table IV).
  */
 #define CXL_CCM_KERNEL_NOP		0
@@ -139,6 +147,8 @@
 #define CXL_CCM_KERNEL_ID_LIMIT		64
 #define CXL_CCM_KNN_MAX_DIM		4096
 #define CXL_CCM_SLS_MAX_DIM		512
+#define CXL_CCM_ATTENTION_MAX_HEAD_DIM	256
+#define CXL_CCM_ATTENTION_MAX_HEADS	64
 
 /* struct cxl_ccm_stream_xform_args.op */
 #define CXL_CCM_XFORM_OP_COPY		0	/* out = in */
@@ -288,6 +298,33 @@ struct cxl_ccm_sls_args {
 	__u32 chunk_samples;
 	__u32 reserved0;
 	__u64 reserved;
+};
+
+/**
+ * struct cxl_ccm_attention_args - arguments of CXL_CCM_KERNEL_LLM_ATTENTION
+ * @tokens: key and value vectors per head (the context)
+ * @q_first: position of the first query row (q_first + q_rows <= tokens)
+ * @q_rows: query rows of the launch; row i attends to keys 0..q_first + i
+ * @heads: heads, 1 to CXL_CCM_ATTENTION_MAX_HEADS
+ * @head_dim: elements per vector, 1 to CXL_CCM_ATTENTION_MAX_HEAD_DIM
+ * @chunk_rows: query rows per record (head_dim * 4 bytes each, at most the
+ *	streaming factor); 0 means as many as the streaming factor holds
+ * @shift: right shift of (max score - score) before the weight, below 64
+ * @reserved: 0
+ *
+ * The input is heads * (q_rows + 2 * tokens) * head_dim * 2 bytes; the
+ * output heads * q_rows * head_dim * 4 bytes, block by block (chunk_rows
+ * query rows), head by head within a block.
+ */
+struct cxl_ccm_attention_args {
+	__u32 tokens;
+	__u32 q_first;
+	__u32 q_rows;
+	__u32 heads;
+	__u32 head_dim;
+	__u32 chunk_rows;
+	__u32 shift;
+	__u32 reserved;
 };
 
 /**
@@ -545,13 +582,14 @@ struct cxl_ccm_stats {
 };
 
 #define CXL_CCM_WAIT_FOREVER		(~0ULL)	/* struct cxl_ccm_wait.timeout_ns */
+#define CXL_CCM_WAIT_FLAG_DEADLOCK	(1U << 0)	/* struct cxl_ccm_wait.flags */
 
 /**
  * struct cxl_ccm_wait - CXL_CCM_IOC_WAIT: wait for ready records
  * @min_records: in: records to wait for, at least 1
  * @metadata_head: in: the caller's metadata head
  * @timeout_ns: in: 0 checks once; CXL_CCM_WAIT_FOREVER
- * @flags: in: 0
+ * @flags: in: 0 or CXL_CCM_WAIT_FLAG_DEADLOCK
  * @ready: out: metadata_tail - metadata_head
  * @metadata_tail: out: the tail seen
  * @reserved0: in: 0
@@ -562,6 +600,10 @@ struct cxl_ccm_stats {
  * cases), EINTR, EIO (the device stopped the tenant or broke the ring
  * protocol) or ENODEV (unbound). @metadata_head must lie between the head
  * last released with CXL_CCM_RELEASE_METADATA and the tail (else EINVAL).
+ * With CXL_CCM_WAIT_FLAG_DEADLOCK (the caller is the only one to release) it
+ * fails with EDEADLK (out fields written) instead of waiting when no record
+ * can arrive before the caller releases: the producer holds a result it has
+ * no room for under the released heads.
  */
 struct cxl_ccm_wait {
 	__u32 min_records;
@@ -617,6 +659,18 @@ static __inline__ __u32 cxl_ccm_crc32c_update(__u32 crc, const void *data,
 static __inline__ __u32 cxl_ccm_crc32c(const void *data, __u64 len)
 {
 	return ~cxl_ccm_crc32c_update(~0U, data, len);
+}
+
+/*
+ * The softmax weight of CXL_CCM_KERNEL_LLM_ATTENTION for a score delta below
+ * the row's maximum (after the shift), in 1/16 units: 2^(-delta / 16) in Q16,
+ * linear between integer powers.
+ */
+static __inline__ __u64 cxl_ccm_attention_weight(__u64 delta)
+{
+	__u64 n = delta >> 4, f = delta & 15;
+
+	return n >= 32 ? 0 : ((32 - f) << 11) >> n;
 }
 
 #endif /* _UAPI_LINUX_CXL_CCM_H */

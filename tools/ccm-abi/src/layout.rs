@@ -115,6 +115,9 @@ pub fn uapi_structs() -> Vec<StructLayout> {
         describe!("cxl_ccm_sls_args", SlsArgs: [
             dim, rows, samples, pooling, chunk_samples, reserved0, reserved,
         ]),
+        describe!("cxl_ccm_attention_args", AttentionArgs: [
+            tokens, q_first, q_rows, heads, head_dim, chunk_rows, shift, reserved,
+        ]),
         describe!("cxl_ccm_ssb_args", SsbArgs: [
             rows, chunk_rows, date_lo, date_hi, discount_lo, discount_hi, quantity_lo, quantity_hi,
         ]),
@@ -166,7 +169,7 @@ pub fn device_structs() -> Vec<StructLayout> {
             streaming_order, index_base, mem_base, mem_size, desc_table, desc_count,
             config_reserved, status, error, launches, records, payload_bytes, credit_stalls,
             dma_batches, busy_ns, credit_wait_ns, mbox_cmd, mbox_arg, mbox_doorbell, mbox_reserved0,
-            mbox_done, mbox_status, mbox_ret, mbox_reserved, irq_ctrl, irq_ack, irq_vector,
+            mbox_done, mbox_status, mbox_ret, credit_blocked, mbox_reserved, irq_ctrl, irq_ack, irq_vector,
             irq_reserved0, irq_seq, irq_cause, irq_reserved,
         ]),
         describe!("LaunchPacket", LaunchPacket: [
@@ -226,6 +229,8 @@ pub fn uapi_constants() -> Vec<Constant> {
         "CXL_CCM_KERNEL_ID_LIMIT" => KERNEL_ID_LIMIT,
         "CXL_CCM_KNN_MAX_DIM" => KNN_MAX_DIM,
         "CXL_CCM_SLS_MAX_DIM" => SLS_MAX_DIM,
+        "CXL_CCM_ATTENTION_MAX_HEAD_DIM" => ATTENTION_MAX_HEAD_DIM,
+        "CXL_CCM_ATTENTION_MAX_HEADS" => ATTENTION_MAX_HEADS,
         "CXL_CCM_XFORM_OP_COPY" => XFORM_OP_COPY,
         "CXL_CCM_XFORM_OP_XOR" => XFORM_OP_XOR,
         "CXL_CCM_XFORM_OP_ADD" => XFORM_OP_ADD,
@@ -247,6 +252,7 @@ pub fn uapi_constants() -> Vec<Constant> {
         "CXL_CCM_RELEASE_MAX" => RELEASE_MAX,
         "CXL_CCM_STATS_RESET" => STATS_RESET,
         "CXL_CCM_WAIT_FOREVER" => WAIT_FOREVER,
+        "CXL_CCM_WAIT_FLAG_DEADLOCK" => WAIT_FLAG_DEADLOCK,
         "CXL_CCM_MMAP_HEADERS" => MMAP_HEADERS,
         "CXL_CCM_MMAP_METADATA" => MMAP_METADATA,
         "CXL_CCM_MMAP_PAYLOAD" => MMAP_PAYLOAD,
@@ -330,8 +336,15 @@ pub fn render(structs: &[StructLayout], constants: &[Constant], crcs: &[CrcVecto
     for v in crcs {
         lines.push(format!("crc32c {} {}", v.label, uapi::crc32c(&v.data)));
     }
+    for d in WEIGHT_DELTAS {
+        lines.push(format!("weight {} {}", d, uapi::attention_weight(d)));
+    }
     lines
 }
+
+/// Score differences at which both sides' attention weight is compared: each edge of the
+/// fixed-point interpolation and the cut-off.
+const WEIGHT_DELTAS: [u64; 12] = [0, 1, 15, 16, 17, 31, 100, 496, 511, 512, 513, u64::MAX];
 
 /// The table of the user ABI as the Rust side sees it.
 pub fn rust_table() -> Vec<String> {
@@ -393,6 +406,12 @@ pub fn c_program(structs: &[StructLayout], constants: &[Constant], crcs: &[CrcVe
             v.label,
             v.label,
             v.data.len()
+        );
+    }
+    for d in WEIGHT_DELTAS {
+        let _ = writeln!(
+            c,
+            "\tprintf(\"weight {d} %llu\\n\", (unsigned long long)cxl_ccm_attention_weight({d}ULL));"
         );
     }
     c.push_str("\treturn 0;\n}\n");

@@ -210,7 +210,8 @@ fn reset(regs: &MemRemap, mem_size: u64, latency: &LatencyModel) -> Result {
             | 1 << abi::KERNEL_SSB_Q1_2
             | 1 << abi::KERNEL_DLRM_SLS
             | 1 << abi::KERNEL_PAGERANK
-            | 1 << abi::KERNEL_SSSP,
+            | 1 << abi::KERNEL_SSSP
+            | 1 << abi::KERNEL_LLM_ATTENTION,
     )?;
     r64(abi::REG_MEM_SIZE, mem_size)?;
     r64(abi::REG_TENANT_WINDOWS, 0)?;

@@ -13,6 +13,7 @@ use kernel::{memremap::MemRemap, prelude::*, shared_mem::SharedMem, sync::Arc};
 
 use crate::abi::{self, DescriptorTable, DmaSegment, LaunchPacket, RingHeaders, SyncCompletion};
 use crate::host_dma::HostRegion;
+use crate::model::attention::Attention;
 use crate::model::dma_plan::{
     DmaExecutor, ExecError, ExecStats, Next, RegionLayout, ResultRecord, Step,
 };
@@ -120,6 +121,8 @@ pub(crate) struct Tenant {
     /// Time with work on the device, and when the current busy stretch began.
     busy_ns: u64,
     busy_since: Option<u64>,
+    /// The value last stored into `credit_blocked`.
+    credit_blocked: u64,
 }
 
 fn r32(regs: &MemRemap, off: usize) -> Result<u32> {
@@ -296,6 +299,9 @@ impl Tenant {
         regs.atomic_u32(t + abi::TREG_MBOX_DONE)
             .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?
             .store(base.wrapping_sub(1), Ordering::Release);
+        regs.atomic_u64(t + abi::TREG_CREDIT_BLOCKED)
+            .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?
+            .store(0, Ordering::Release);
         let tenant = Self {
             index,
             mode,
@@ -321,6 +327,7 @@ impl Tenant {
             launches: 0,
             busy_ns: 0,
             busy_since: None,
+            credit_blocked: 0,
         };
         KBox::new(tenant, GFP_KERNEL).map_err(|_| None)
     }
@@ -519,6 +526,7 @@ impl Tenant {
             abi::KERNEL_DLRM_SLS,
             abi::KERNEL_PAGERANK,
             abi::KERNEL_SSSP,
+            abi::KERNEL_LLM_ATTENTION,
         ];
         if !kernels.contains(&p.kernel_id) {
             return Err(abi::STATUS_BAD_KERNEL);
@@ -545,6 +553,10 @@ impl Tenant {
             let g = Graph::from_packet(pass, &p.args, p.arg_size, sf, p.input_size)
                 .map_err(|e| e.status())?;
             (Kernel::Graph(g), p.input_size)
+        } else if p.kernel_id == abi::KERNEL_LLM_ATTENTION {
+            let a = Attention::from_packet(&p.args, p.arg_size, sf, p.input_size)
+                .map_err(|e| e.status())?;
+            (Kernel::Attention(a), p.input_size)
         } else if p.kernel_id == abi::KERNEL_DLRM_SLS {
             let sls =
                 Sls::from_packet(&p.args, p.arg_size, sf, p.input_size).map_err(|e| e.status())?;
@@ -772,16 +784,17 @@ impl Tenant {
         self.exec.complete(t.item.seq, rec).map_err(exec_status)
     }
 
-    /// Streams every closed batch that has credit; reads the credit line when short.
+    /// Streams every closed batch that has credit; reads the credit line when short, and
+    /// reports in `credit_blocked` whether a batch is left waiting for credit, under which heads.
     fn stream(&mut self, mem: &MemRemap, pacer: &mut Pacer) -> core::result::Result<bool, Status> {
         let mut streamed = false;
-        let mut reread = false;
-        loop {
+        let mut reread = None;
+        let blocked = loop {
             match self.exec.begin_batch(now_ns()).map_err(exec_status)? {
-                Next::Idle => break,
+                Next::Idle => break 0,
                 Next::WaitCredit(_) => {
-                    if reread {
-                        break;
+                    if let Some((m, p)) = reread {
+                        break abi::credit_blocked(m, p);
                     }
                     // The heads are in device memory, next to the engine: a local load.
                     let credit = self.window + abi::TWIN_CREDIT;
@@ -792,16 +805,25 @@ impl Tenant {
                     // Acquire: the host stored each head after it finished reading the slots.
                     let (m, p) = (md.load(Ordering::Acquire), pl.load(Ordering::Acquire));
                     self.exec.receive_heads(m, p).map_err(exec_status)?;
-                    reread = true;
+                    reread = Some((m, p));
                 }
                 Next::Stream(_) => {
                     self.perform(mem, pacer)?;
                     self.exec.end_batch().map_err(exec_status)?;
                     self.irq_pending |= abi::IRQ_CAUSE_METADATA;
                     streamed = true;
-                    reread = false;
+                    reread = None;
                 }
             }
+        };
+        if blocked != self.credit_blocked {
+            self.credit_blocked = blocked;
+            let at = abi::tenant_regs_offset(self.index) + abi::TREG_CREDIT_BLOCKED;
+            // Release: the records streamed before are visible before the host sees the state.
+            self.regs
+                .atomic_u64(at)
+                .map_err(|_| abi::STATUS_BAD_CONFIG)?
+                .store(blocked, Ordering::Release);
         }
         Ok(streamed)
     }

@@ -25,6 +25,7 @@ use kernel::{
 
 use crate::abi;
 use crate::abi::SLS_MAX_DIM;
+use crate::model::attention::{Attention, RowBuffers, OUT_BYTES};
 use crate::model::graph::{Graph, Pass, SUM_BYTES};
 use crate::model::kernel::Kernel;
 use crate::model::knn::{distance_piece, Knn, DISTANCE_BYTES};
@@ -207,7 +208,35 @@ fn compute(mem: &MemRemap, t: &Ticket) -> core::result::Result<u32, u16> {
         Kernel::Ssb(q) => compute_ssb(mem, t, &q),
         Kernel::Sls(l) => compute_sls(mem, t, &l),
         Kernel::Graph(g) => compute_graph(mem, t, &g),
+        Kernel::Attention(a) => compute_attention(mem, t, &a),
     }
+}
+
+// SAFETY: `RowBuffers` holds only integer arrays, for which all-zero bytes are a valid value.
+unsafe impl kernel::init::Zeroable for RowBuffers {}
+
+/// One block of query rows of one head: every row attends to its keys, read a vector at a time.
+fn compute_attention(mem: &MemRemap, t: &Ticket, a: &Attention) -> core::result::Result<u32, u16> {
+    // 4 KiB of working storage: on the heap, not on a kernel thread's stack.
+    let mut buf = KBox::init(kernel::init::zeroed::<RowBuffers>(), GFP_KERNEL)
+        .map_err(|_| abi::STATUS_ABORTED)?;
+    let (head, first, n) = a.rows_of(t.item.chunk).ok_or(abi::STATUS_BAD_ARGS)?;
+    let base = t.input_base as usize;
+    let mut read = |at: u64, b: &mut [u8]| mem.read_bytes(base + at as usize, b);
+    let dim = a.head_dim() as usize;
+    let mut crc = CRC_START;
+    for i in 0..n {
+        a.attend_row(head, first + i, &mut read, &mut buf)
+            .map_err(|_| abi::STATUS_BAD_RANGE)?;
+        let out = t.output as usize + i as usize * dim * OUT_BYTES as usize;
+        for (k, v) in buf.out[..dim].iter().enumerate() {
+            let b = v.to_le_bytes();
+            crc = abi::crc32c_update(crc, &b);
+            mem.write_bytes(out + k * OUT_BYTES as usize, &b)
+                .map_err(|_| abi::STATUS_BAD_RANGE)?;
+        }
+    }
+    Ok(!crc)
 }
 
 /// Per vertex: its in-edges folded (PageRank: summed; SSSP: relaxed), sources (and weights)

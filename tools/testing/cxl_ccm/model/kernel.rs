@@ -3,6 +3,7 @@
 //! The kernels the engine runs, behind one type: how a launch is cut into chunks and how much
 //! output it makes. Computing a chunk is the engine's (it reads device memory).
 
+use super::attention::Attention;
 use super::graph::Graph;
 use super::knn::Knn;
 use super::sls::Sls;
@@ -22,6 +23,8 @@ pub enum Kernel {
     Sls(Sls),
     /// `KERNEL_PAGERANK`, `KERNEL_SSSP`.
     Graph(Graph),
+    /// `KERNEL_LLM_ATTENTION`.
+    Attention(Attention),
 }
 
 impl Kernel {
@@ -33,6 +36,7 @@ impl Kernel {
             Self::Ssb(q) => q.chunk_count(),
             Self::Sls(l) => l.chunk_count(),
             Self::Graph(p) => p.chunk_count(),
+            Self::Attention(a) => a.chunk_count(),
         }
     }
 
@@ -44,6 +48,7 @@ impl Kernel {
             Self::Ssb(q) => q.chunk(index),
             Self::Sls(l) => l.chunk(index),
             Self::Graph(p) => p.chunk(index),
+            Self::Attention(a) => a.chunk(index),
         }
     }
 
@@ -55,6 +60,7 @@ impl Kernel {
             Self::Ssb(q) => q.output_bytes(),
             Self::Sls(l) => l.output_bytes(),
             Self::Graph(p) => p.output_bytes(),
+            Self::Attention(a) => a.output_bytes(),
         }
     }
 }

@@ -43,6 +43,7 @@
 //! - The caller owns the clock, the locks and the memory; storage is either inline with a
 //!   const-generic capacity or provided by the caller.
 
+pub mod attention;
 pub mod dma_plan;
 pub mod graph;
 pub mod kernel;
