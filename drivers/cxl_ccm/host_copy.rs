@@ -29,10 +29,42 @@ pub(crate) struct CopyJob {
     /// Device-memory offset of the results, and their size.
     pub(crate) src: u64,
     pub(crate) bytes: u64,
-    /// Bytes per record.
-    pub(crate) chunk: u32,
+    /// How the results are cut into records.
+    pub(crate) cut: Cut,
     /// Bytes already in the rings.
     pub(crate) done: u64,
+}
+
+/// How a launch's results are cut into records, as the device cuts them: `chunk` bytes each,
+/// except from byte `tail_from` on, where records are `tail_chunk` bytes (the attention
+/// kernel's last block of fewer rows, one record per head). The last record may be shorter.
+#[derive(Clone, Copy)]
+pub(crate) struct Cut {
+    pub(crate) chunk: u32,
+    pub(crate) tail_from: u64,
+    pub(crate) tail_chunk: u32,
+}
+
+impl Cut {
+    /// Records of `chunk` bytes throughout.
+    pub(crate) const fn uniform(chunk: u32) -> Self {
+        Self {
+            chunk,
+            tail_from: u64::MAX,
+            tail_chunk: chunk,
+        }
+    }
+
+    /// The length of the record at byte `done`, with `rest` bytes left.
+    fn len(&self, done: u64, rest: u64) -> u32 {
+        let chunk = if done >= self.tail_from {
+            self.tail_chunk
+        } else {
+            self.chunk
+        };
+        // Cannot truncate: a chunk is a `u32`.
+        rest.min(u64::from(chunk.max(4))) as u32
+    }
 }
 
 /// Where the rings are, for the producer.
@@ -135,8 +167,7 @@ impl Producer {
             let len = if job.status != 0 || rest == 0 {
                 0
             } else {
-                // Cannot truncate: a chunk is a `u32`.
-                rest.min(u64::from(job.chunk.max(4))) as u32
+                job.cut.len(job.done, rest)
             };
             let slots = len.div_ceil(rings.slot_size);
             let pl_used = self.pl_tail.distance_from(pl_head);

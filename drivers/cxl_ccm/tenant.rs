@@ -37,7 +37,7 @@ use kernel::{
 };
 
 use crate::abi::{self, DescriptorTable, DmaSegment, LaunchPacket, RingHeaders};
-use crate::host_copy::{CopyJob, Producer, Rings};
+use crate::host_copy::{CopyJob, Cut, Producer, Rings};
 use crate::link::Link;
 use crate::proto::credit::{HeadPublisher, PublishPolicy};
 use crate::proto::gap_head::{bitmap_words, GapHead};
@@ -162,7 +162,7 @@ struct RingState {
 struct RpLaunch {
     seq: u32,
     tag: u32,
-    chunk: u32,
+    cut: Cut,
     src: u64,
 }
 
@@ -192,6 +192,29 @@ pub(crate) struct TenantCore {
     armed: AtomicBool,
     /// AXLE_IRQ: interrupts handled.
     interrupts: AtomicU64,
+}
+
+/// The attention kernel's records: a block of `chunk_rows` query rows per head, the last block
+/// shorter when the rows do not divide evenly. (Invalid arguments end in an error record; the
+/// cut is then unused.)
+fn attention_cut(a: &abi::AttentionArgs, sf: u32) -> Cut {
+    let row = a.head_dim.saturating_mul(4).max(1);
+    let rows = if a.chunk_rows == 0 {
+        sf / row
+    } else {
+        a.chunk_rows
+    }
+    .max(1);
+    let chunk = rows.saturating_mul(row);
+    let last = a.q_rows % rows;
+    if last == 0 {
+        return Cut::uniform(chunk);
+    }
+    Cut {
+        chunk,
+        tail_from: u64::from(a.q_rows / rows) * u64::from(a.heads) * u64::from(chunk),
+        tail_chunk: last * row,
+    }
 }
 
 /// Whether the device back-streams a mode's results itself (AXLE, AXLE_IRQ), rather than the
@@ -335,7 +358,7 @@ impl TenantCore {
             status,
             src: rp.src,
             bytes: if status == 0 { bytes } else { 0 },
-            chunk: rp.chunk,
+            cut: rp.cut,
             done: 0,
         })
     }
@@ -783,12 +806,14 @@ impl Tenant {
         hw.mem.write_bytes(slot + 4, &bytes[4..])?;
         hw.mem.atomic_u32(slot)?.store(tag, Ordering::Release);
         self.core.link.mem_store();
-        // The chunk the results are cut into in the rings (RP, BS), as the device would.
+        // How the results are cut into records in the rings (RP, BS), as the device would.
         let sf = self.core.cfg.streaming_factor.bytes();
         let ssb = [abi::KERNEL_SSB_Q1_1, abi::KERNEL_SSB_Q1_2].map(u32::from);
-        let chunk = if ssb.contains(&arg.kernel_id) {
+        let cut = if ssb.contains(&arg.kernel_id) {
             // One 16-byte partial per chunk of rows.
-            16
+            Cut::uniform(16)
+        } else if arg.kernel_id == u32::from(abi::KERNEL_LLM_ATTENTION) {
+            attention_cut(&abi::AttentionArgs::from_bytes(&arg.args), sf)
         } else if arg.kernel_id == u32::from(abi::KERNEL_DLRM_SLS) {
             let la = abi::SlsArgs::from_bytes(&arg.args);
             let vector = la.dim.saturating_mul(4).max(1);
@@ -797,7 +822,7 @@ impl Tenant {
             } else {
                 la.chunk_samples
             };
-            samples.saturating_mul(vector)
+            Cut::uniform(samples.saturating_mul(vector))
         } else if arg.kernel_id == u32::from(abi::KERNEL_PAGERANK)
             || arg.kernel_id == u32::from(abi::KERNEL_SSSP)
         {
@@ -807,7 +832,7 @@ impl Tenant {
             } else {
                 pa.chunk_vertices
             };
-            vertices.saturating_mul(8)
+            Cut::uniform(vertices.saturating_mul(8))
         } else if arg.kernel_id == u32::from(abi::KERNEL_KNN) {
             let ka = abi::KnnArgs::from_bytes(&arg.args);
             let rows = if ka.chunk_rows == 0 {
@@ -815,12 +840,14 @@ impl Tenant {
             } else {
                 ka.chunk_rows
             };
-            rows.saturating_mul(8)
+            Cut::uniform(rows.saturating_mul(8))
         } else {
-            match abi::StreamXformArgs::from_bytes(&arg.args).chunk_size {
-                0 => sf,
-                c => c,
-            }
+            Cut::uniform(
+                match abi::StreamXformArgs::from_bytes(&arg.args).chunk_size {
+                    0 => sf,
+                    c => c,
+                },
+            )
         };
         let src = l.output + arg.input_offset;
         if let Some(st) = rp_state.as_mut() {
@@ -834,12 +861,7 @@ impl Tenant {
                 self.core.link.io_write();
             }
             st.mbox_seq = seq;
-            st.rp = Some(RpLaunch {
-                seq,
-                tag,
-                chunk,
-                src,
-            });
+            st.rp = Some(RpLaunch { seq, tag, cut, src });
         }
         drop(hw_guard);
         drop(rp_state);
@@ -848,7 +870,7 @@ impl Tenant {
         self.core.state.lock().counters.launched += 1;
         match mode {
             abi::MODE_RP => self.arm(),
-            abi::MODE_BS => self.wait_sync(tag, chunk, src)?,
+            abi::MODE_BS => self.wait_sync(tag, cut, src)?,
             _ => {}
         }
         Ok(tag)
@@ -875,7 +897,7 @@ impl Tenant {
 
     /// BS: the launch store is answered at completion; the core is stalled until then. Then the
     /// results are loaded into the rings (as far as they fit; the rest as `RELEASE` frees room).
-    fn wait_sync(&self, tag: u32, chunk: u32, src: u64) -> Result {
+    fn wait_sync(&self, tag: u32, cut: Cut, src: u64) -> Result {
         let at = self.core.layout.window as usize + abi::TWIN_COMPLETION;
         let start = crate::pacer_now_ns();
         let (status, bytes) = loop {
@@ -925,7 +947,7 @@ impl Tenant {
             status,
             src,
             bytes: if status == 0 { bytes } else { 0 },
-            chunk,
+            cut,
             done: 0,
         })?;
         drop(st);

@@ -290,7 +290,7 @@ TEST_F(misuse, bad_wait)
 		w.field = (value);					\
 		EXPECT_ERRNO(EINVAL, ioctl(fd, CXL_CCM_IOC_WAIT, &w));	\
 	} while (0)
-	EXPECT_WAIT_EINVAL(flags, 1);
+	EXPECT_WAIT_EINVAL(flags, CXL_CCM_WAIT_FLAG_DEADLOCK << 1);
 	EXPECT_WAIT_EINVAL(flags, 1U << 31);
 	EXPECT_WAIT_EINVAL(reserved0, 1);
 	EXPECT_WAIT_EINVAL(reserved[0], 1);

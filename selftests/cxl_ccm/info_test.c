@@ -97,13 +97,13 @@ TEST_F(ccm, info_matches_device)
 	EXPECT_EQ(0, info.reserved0);
 	ASSERT_EQ(0, read_u64(PARAMS "dev_mem_size", &mem_size));
 	EXPECT_EQ(mem_size, info.mem_size);
-	/* Every mode (AXLE in both streaming orders); STREAM_XFORM, KNN, SSSP, PageRank, SSB Q1.x, DLRM SLS. */
+	/* Every mode (AXLE in both streaming orders); every kernel but NOP. */
 	EXPECT_EQ(CXL_CCM_CAP_MODE_AXLE | CXL_CCM_CAP_MODE_RP | CXL_CCM_CAP_MODE_BS |
 		  CXL_CCM_CAP_MODE_AXLE_IRQ | CXL_CCM_CAP_IN_ORDER, info.caps);
 	EXPECT_EQ(1ULL << CXL_CCM_KERNEL_STREAM_XFORM | 1ULL << CXL_CCM_KERNEL_KNN |
 		  1ULL << CXL_CCM_KERNEL_SSB_Q1_1 | 1ULL << CXL_CCM_KERNEL_SSB_Q1_2 |
 		  1ULL << CXL_CCM_KERNEL_DLRM_SLS | 1ULL << CXL_CCM_KERNEL_PAGERANK |
-		  1ULL << CXL_CCM_KERNEL_SSSP, info.kernels);
+		  1ULL << CXL_CCM_KERNEL_SSSP | 1ULL << CXL_CCM_KERNEL_LLM_ATTENTION, info.kernels);
 }
 
 TEST_F(ccm, bad_info)
