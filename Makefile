@@ -3,6 +3,7 @@
 # make run            boot the VM with cxl_test and our modules loaded, run the demo
 # make check          every test: kselftests + KUnit doctests in the VM, cargo tests on the host
 # make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg}
+#                     (ONLY=WORKLOAD runs one workload of the matrix, REPEAT=N sets the repetitions)
 # make check-harness  the negative controls: a failing selftest and a WARN must fail a run
 # make kernel         build (once, cached) the patched kernel, its modules and cxl_test
 # make modules        build only our out-of-tree modules
@@ -66,7 +67,7 @@ $(OUT)/harness/%: tools/testing/harness/%.c | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
 
-$(OUT)/benchbin/%: bench/%.c include/uapi/linux/*.h | kernel
+$(OUT)/benchbin/%: bench/%.c include/uapi/linux/*.h $(wildcard bench/*.h) | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
 
@@ -84,7 +85,7 @@ run: initramfs
 bench: initramfs
 	cd tools && cargo build --release --quiet -p ccm-bench
 	mkdir -p $(OUT)/bench-run
-	VM_TIMEOUT=1800 $(VM)/qemu.sh bench $(OUT)/bench-run
+	BENCH_ONLY=$(ONLY) BENCH_REPEAT=$(REPEAT) VM_TIMEOUT=1800 $(VM)/qemu.sh bench $(OUT)/bench-run
 	tools/target/release/ccm-bench --log $(OUT)/bench-run/tests.log --out $(OUT)/bench
 
 check: rustfmtcheck initramfs vmlog

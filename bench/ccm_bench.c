@@ -25,36 +25,9 @@
  * --repeat N runs the whole matrix N times ("rep" in each object), so that
  * tools/ccm-bench can report medians and spreads.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
+#include "bench.h"
+#include "llm.h"
 
-#include <linux/cxl_ccm.h>
-
-struct opts {
-	const char *node;
-	unsigned int launches, depth, size, chunk, host_ns;
-	bool table, quick;
-	/* KNN: a query against rows of dim elements per launch; 0 for STREAM_XFORM. */
-	const char *workload;
-	unsigned int dim, rows;
-	/* SSB: the kernel (Q1.1 or Q1.2) over `rows` lineorder rows; 0 otherwise. */
-	unsigned int ssb;
-	/* DLRM SLS: `samples` lists of `pooling` indices into `rows` x `dim`; 0 otherwise. */
-	unsigned int samples, pooling;
-	/* PageRank: `vertices` and `edges` of the graph, one iteration per launch; 0 otherwise. */
-	unsigned int vertices, edges;
-	/* SSSP instead of PageRank on that graph (edges get weights 1-100; source vertex 0). */
-	bool sssp;
-};
 
 /* PageRank: a skewed random graph (in-edge CSR) and the fixed-point rank update. */
 struct pr_graph {
@@ -220,51 +193,6 @@ static void top_k_insert(__u64 *top, unsigned int *n, __u64 d)
 		i--;
 	}
 	top[i] = d;
-}
-
-struct run {
-	const char *label;
-	__u32 mode, sf, md_slots, pl_slots, poll_ns;
-	/* CXL_CCM_ORDER_*: in order, the device schedules FIFO; out of order, round-robin. */
-	__u32 order;
-};
-
-struct result {
-	double e2e_us, busy_us, idle_us, launch_us, ccm_idle_us, credit_wait_us;
-	unsigned long long records, bytes, credit_stalls, interrupts, polls;
-	bool verified;
-	char why[160];
-};
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static void spin_ns(__u64 ns)
-{
-	__u64 until = now_ns() + ns;
-
-	while (now_ns() < until)
-		;
-}
-
-/* The host task of one record: the work the application does with it. */
-static void host_task(__u64 ns)
-{
-	if (ns)
-		spin_ns(ns);
-}
-
-static int fail(struct result *res, const char *fmt, unsigned long long a,
-		unsigned long long b)
-{
-	res->verified = false;
-	snprintf(res->why, sizeof(res->why), fmt, a, b);
-	return -1;
 }
 
 static int bench_one(const struct opts *o, const struct run *rc, struct result *res)
@@ -821,13 +749,31 @@ static void print(const struct opts *o, const char *sweep, const struct run *rc,
 	       "\"e2e_us\":%.1f,\"host_busy_us\":%.1f,\"host_idle_us\":%.1f,\"launch_us\":%.1f,"
 	       "\"ccm_idle_us\":%.1f,\"credit_wait_us\":%.1f,"
 	       "\"records\":%llu,\"bytes\":%llu,\"credit_stalls\":%llu,\"interrupts\":%llu,"
-	       "\"polls\":%llu,\"verified\":%s,\"why\":\"%s\"}\n",
+	       "\"polls\":%llu,\"verified\":%s,\"deadlock\":%s,\"why\":\"%s\"}\n",
 	       repetition, o->workload, sweep, rc->label, mode_name(rc->mode), rc->sf,
 	       rc->order == CXL_CCM_ORDER_IN_ORDER ? "in" : "out", rc->md_slots, rc->pl_slots,
 	       rc->poll_ns, o->launches, o->size, o->chunk, o->depth, o->host_ns, r->e2e_us,
 	       r->busy_us, r->idle_us, r->launch_us, r->ccm_idle_us, r->credit_wait_us, r->records, r->bytes, r->credit_stalls,
-	       r->interrupts, r->polls, r->verified ? "true" : "false", r->why);
+	       r->interrupts, r->polls, r->verified ? "true" : "false",
+	       r->deadlock ? "true" : "false", r->why);
 	fflush(stdout);
+}
+
+/* --only: the one workload to run (NULL: all). */
+static const char *only;
+
+/* Runs one configuration and prints its result, unless --only excludes its workload. */
+static int run_one(const struct opts *o, const struct run *rc, const char *sweep,
+		   int (*bench)(const struct opts *, const struct run *, struct result *))
+{
+	struct result r;
+	int bad;
+
+	if (only && strcmp(only, o->workload))
+		return 0;
+	bad = bench(o, rc, &r);
+	print(o, sweep, rc, &r);
+	return bad ? 1 : 0;
 }
 
 /* Runs the whole matrix once (or the mode comparison alone with --quick). */
@@ -853,7 +799,6 @@ static int matrix(struct opts o)
 	};
 	const __u32 sfs[] = { 32, 64, 256, 1024, 2048 };
 	const __u32 caps[] = { 1024, 512, 256, 128 };
-	struct result r;
 	unsigned int i;
 	int bad = 0;
 
@@ -862,8 +807,7 @@ static int matrix(struct opts o)
 		       "e2e_us", "busy_us", "idle_us", "launch_us", "ccm_idle", "stalls",
 		       "verified");
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		bad |= bench_one(&o, &modes[i], &r);
-		print(&o, "modes", &modes[i], &r);
+		bad |= run_one(&o, &modes[i], "modes", bench_one);
 	}
 	if (o.quick)
 		return bad ? 1 : 0;
@@ -874,15 +818,13 @@ static int matrix(struct opts o)
 		struct opts so = o;
 
 		so.chunk = 32;
-		bad |= bench_one(&so, &rc, &r);
-		print(&so, "sf", &rc, &r);
+		bad |= run_one(&so, &rc, "sf", bench_one);
 	}
 	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 		struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, 256, 256, caps[i], 50,
 				  CXL_CCM_ORDER_OUT_OF_ORDER };
 
-		bad |= bench_one(&o, &rc, &r);
-		print(&o, "capacity", &rc, &r);
+		bad |= run_one(&o, &rc, "capacity", bench_one);
 	}
 	/* KNN: 8 queries per shape, 8 distances (64 B) per record, no extra host work. */
 	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
@@ -897,8 +839,7 @@ static int matrix(struct opts o)
 			ko.launches = 8;
 			ko.chunk = 64;
 			ko.host_ns = 0;
-			bad |= bench_one(&ko, &modes[knn_modes[m]], &r);
-			print(&ko, shapes[i].name, &modes[knn_modes[m]], &r);
+			bad |= run_one(&ko, &modes[knn_modes[m]], shapes[i].name, bench_one);
 		}
 	}
 	/*
@@ -916,8 +857,7 @@ static int matrix(struct opts o)
 		po.launches = 8;
 		po.chunk = 256;
 		po.host_ns = 0;
-		bad |= bench_one(&po, &modes[knn_modes[i]], &r);
-		print(&po, "pagerank", &modes[knn_modes[i]], &r);
+		bad |= run_one(&po, &modes[knn_modes[i]], "pagerank", bench_one);
 	}
 	/*
 	 * Table IV (d): SSSP on a graph of the same kind with weights, scaled further (16 384
@@ -933,8 +873,7 @@ static int matrix(struct opts o)
 		so.launches = 8;
 		so.chunk = 256;
 		so.host_ns = 0;
-		bad |= bench_one(&so, &modes[knn_modes[i]], &r);
-		print(&so, "sssp", &modes[knn_modes[i]], &r);
+		bad |= run_one(&so, &modes[knn_modes[i]], "sssp", bench_one);
 	}
 	/*
 	 * Table IV (i): DLRM SLS, dim 256, as many rows as fit the input buffer with the
@@ -953,8 +892,7 @@ static int matrix(struct opts o)
 		lo.launches = 8;
 		lo.host_ns = 0;
 		rc.sf = 1024;
-		bad |= bench_one(&lo, &rc, &r);
-		print(&lo, "dlrm-sls", &rc, &r);
+		bad |= run_one(&lo, &rc, "dlrm-sls", bench_one);
 	}
 	/*
 	 * KNN (c) in AXLE-p1 with the SF at 25, 50 and 100 % of a query's result (512
@@ -975,16 +913,43 @@ static int matrix(struct opts o)
 			struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, 4096 * sf_pct[i] / 100,
 					  256, 1024, 50, CXL_CCM_ORDER_OUT_OF_ORDER };
 
-			bad |= bench_one(&ko, &rc, &r);
-			print(&ko, "sf-pct", &rc, &r);
+			bad |= run_one(&ko, &rc, "sf-pct", bench_one);
 		}
 		for (i = 0; i < 2; i++) {
 			struct run rc = { i ? "AXLE-inord" : "AXLE-ooo", CXL_CCM_MODE_AXLE, 256, 256,
 					  1024, 50,
 					  i ? CXL_CCM_ORDER_IN_ORDER : CXL_CCM_ORDER_OUT_OF_ORDER };
 
-			bad |= bench_one(&o, &rc, &r);
-			print(&o, "order", &rc, &r);
+			bad |= run_one(&o, &rc, "order", bench_one);
+		}
+	}
+	/*
+	 * Table IV (h): the LLM attention block (llm.h): 4 decoding steps of 8
+	 * tokens at the end of a 1K-token context, OPT-2.7B's head dimension of 80
+	 * with 4 heads, 4 query rows (1280 B) per record; in every mode, then AXLE-p1
+	 * with the payload ring at 100, 50, 25 and 12.5 % (a block needs 160 slots).
+	 */
+	{
+		struct opts lo = o;
+
+		lo.workload = "llm";
+		lo.heads = 4;
+		lo.head_dim = 80;
+		lo.tokens = 1024;
+		lo.q_rows = 8;
+		lo.chunk_rows = 4;
+		lo.shift = 8;
+		lo.launches = 4;
+		lo.chunk = 1280;
+		lo.host_ns = 0;
+		for (i = 0; i < sizeof(knn_modes) / sizeof(knn_modes[0]); i++) {
+			bad |= run_one(&lo, &modes[knn_modes[i]], "llm", bench_llm);
+		}
+		for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+			struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, 1280, 256, caps[i], 50,
+					  CXL_CCM_ORDER_OUT_OF_ORDER };
+
+			bad |= run_one(&lo, &rc, "llm-capacity", bench_llm);
 		}
 	}
 	for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
@@ -999,8 +964,7 @@ static int matrix(struct opts o)
 			so.launches = 8;
 			so.chunk = 1024;
 			so.host_ns = 0;
-			bad |= bench_one(&so, &modes[knn_modes[m]], &r);
-			print(&so, queries[i].name, &modes[knn_modes[m]], &r);
+			bad |= run_one(&so, &modes[knn_modes[m]], queries[i].name, bench_one);
 		}
 	}
 	return bad ? 1 : 0;
@@ -1018,10 +982,11 @@ int main(int argc, char **argv)
 		{ "table", no_argument, NULL, 't' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "repeat", required_argument, NULL, 'r' },
+		{ "only", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { "/dev/cxl_ccm0", 64, 8, 16384, 256, 2000, false, false,
-			  "stream_xform", 0, 0, 0, 0, 0, 0, 0, false };
+			  "stream_xform", 0, 0, 0, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, 0 };
 	unsigned int repeat = 1;
 	int opt, bad = 0;
 
@@ -1036,10 +1001,11 @@ int main(int argc, char **argv)
 		case 't': o.table = true; break;
 		case 'q': o.quick = true; break;
 		case 'r': repeat = strtoul(optarg, NULL, 0); break;
+		case 'o': only = optarg; break;
 		default:
 			fprintf(stderr, "usage: %s [--node DEV] [--launches N] [--depth N] "
 				"[--size BYTES] [--chunk BYTES] [--host-ns NS] [--table] [--quick] "
-				"[--repeat N]\n",
+				"[--repeat N] [--only WORKLOAD]\n",
 				argv[0]);
 			return 2;
 		}

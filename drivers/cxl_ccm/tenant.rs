@@ -1213,6 +1213,12 @@ impl Tenant {
             if ready >= min {
                 return Ok(());
             }
+            let deadlock = arg.flags & uapi::WAIT_FLAG_DEADLOCK != 0;
+            if deadlock && self.stuck(head, min)? {
+                arg.ready = core.ready_after(head);
+                arg.metadata_tail = core.scanned.load(Ordering::Acquire);
+                return Err(errno(kernel::bindings::EDEADLK));
+            }
             if arg.timeout_ns == 0 {
                 return Err(EAGAIN);
             }
@@ -1229,12 +1235,6 @@ impl Tenant {
             if let Some(code) = self.tenant_error()? {
                 pr_warn_ratelimited!("WAIT: the device stopped the tenant (status {})\n", code);
                 return Err(EIO);
-            }
-            let deadlock = arg.flags & uapi::WAIT_FLAG_DEADLOCK != 0;
-            if deadlock && self.stuck(head, min)? {
-                arg.ready = core.ready_after(head);
-                arg.metadata_tail = core.scanned.load(Ordering::Acquire);
-                return Err(errno(kernel::bindings::EDEADLK));
             }
             // Polled modes: the poller polls and wakes us; wake at least every jiffy to re-check
             // the device and the deadline. AXLE_IRQ: the interrupt wakes us; the timeout is

@@ -32,6 +32,9 @@ ccm_base=0x60000000
 ccm_size=0x20000000
 append="console=ttyS0 panic=-1 oops=panic loglevel=7 cxlstack.mode=$mode"
 append+=" memmap=$((ccm_size >> 20))M\$$ccm_base cxlstack.ccm_window=$ccm_size@$ccm_base"
+# make bench ONLY=WORKLOAD REPEAT=N: a part of the matrix (bench/ccm_bench --only, --repeat).
+[ -n "${BENCH_ONLY:-}" ] && append+=" cxlstack.bench_only=$BENCH_ONLY"
+[ -n "${BENCH_REPEAT:-}" ] && append+=" cxlstack.bench_repeat=$BENCH_REPEAT"
 args=(-accel "$accel" -cpu "$cpu" -smp 2 -m 2G
       -object memory-backend-ram,id=m0,size=1G
       -object memory-backend-ram,id=m1,size=1G

@@ -34,6 +34,11 @@ impl Run {
         matches!(self.0.get("verified"), Some(Value::Bool(true)))
     }
 
+    /// Whether the run stopped in a detected deadlock (verified if the deadlock was expected).
+    pub fn deadlock(&self) -> bool {
+        matches!(self.0.get("deadlock"), Some(Value::Bool(true)))
+    }
+
     /// The run as a JSON object, fields in name order.
     pub fn to_json(&self) -> String {
         let fields: Vec<String> = self

@@ -80,6 +80,12 @@ pub fn merge(runs: &[Run]) -> Vec<Run> {
                 m.0.insert("verified".into(), Value::Bool(false));
                 m.0.insert("why".into(), Value::Str(bad.str("why").to_string()));
             }
+            if let Some(d) = rs.iter().find(|r| r.deadlock()) {
+                m.0.insert("deadlock".into(), Value::Bool(true));
+                if m.verified() {
+                    m.0.insert("why".into(), Value::Str(d.str("why").to_string()));
+                }
+            }
             m
         })
         .collect()
@@ -149,7 +155,11 @@ pub fn table(runs: &[Run]) -> String {
                 ratio,
                 r.num("credit_stalls"),
                 spread(r),
-                if r.verified() { "yes" } else { r.str("why") }
+                match (r.verified(), r.deadlock()) {
+                    (true, false) => "yes".to_string(),
+                    (true, true) => format!("yes, expected {}", r.str("why")),
+                    (false, _) => r.str("why").to_string(),
+                }
             );
         }
     }
@@ -306,4 +316,36 @@ pub fn sweep_plot(runs: &[Run], name: &str, key: &str, title: &str) -> Option<St
         &bars,
         &[("host busy", BUSY), ("host idle", IDLE)],
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::parse;
+
+    fn run(rep: u32, e2e: f64, verified: bool, deadlock: bool) -> Run {
+        parse(&format!(
+            "{{\"rep\":{rep},\"sweep\":\"llm-capacity\",\"label\":\"AXLE-p1\",\"mode\":\"AXLE\",\
+             \"payload_slots\":128,\"e2e_us\":{e2e},\"verified\":{verified},\
+             \"deadlock\":{deadlock},\"why\":\"deadlock detected: 3 records held\"}}"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_expected_deadlock_is_reported_not_failed() {
+        let m = merge(&[run(0, 10.0, true, true), run(1, 30.0, true, true)]);
+        assert_eq!(m.len(), 1);
+        assert!(m[0].verified() && m[0].deadlock());
+        assert_eq!(m[0].num("e2e_us"), 20.0);
+        let t = table(&m);
+        assert!(t.contains("yes, expected deadlock detected"), "{t}");
+    }
+
+    #[test]
+    fn an_unexpected_deadlock_fails_its_configuration() {
+        let m = merge(&[run(0, 10.0, true, false), run(1, 30.0, false, true)]);
+        assert!(!m[0].verified() && m[0].deadlock());
+        assert!(table(&m).contains("deadlock detected: 3 records held"));
+    }
 }

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the runs of ccm_bench share: the options of a workload, the
+ * configuration of a run, its measured result, the clock and the host task.
+ */
+#ifndef CCM_BENCH_H
+#define CCM_BENCH_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/cxl_ccm.h>
+
+struct opts {
+	const char *node;
+	unsigned int launches, depth, size, chunk, host_ns;
+	bool table, quick;
+	/* KNN: a query against rows of dim elements per launch; 0 for STREAM_XFORM. */
+	const char *workload;
+	unsigned int dim, rows;
+	/* SSB: the kernel (Q1.1 or Q1.2) over `rows` lineorder rows; 0 otherwise. */
+	unsigned int ssb;
+	/* DLRM SLS: `samples` lists of `pooling` indices into `rows` x `dim`; 0 otherwise. */
+	unsigned int samples, pooling;
+	/* PageRank: `vertices` and `edges` of the graph, one iteration per launch; 0 otherwise. */
+	unsigned int vertices, edges;
+	/* SSSP instead of PageRank on that graph (edges get weights 1-100; source vertex 0). */
+	bool sssp;
+	/*
+	 * LLM attention: heads of head_dim over a context of tokens, q_rows query rows
+	 * per launch in records of chunk_rows rows, weights shifted by shift; 0 otherwise.
+	 */
+	unsigned int heads, head_dim, tokens, q_rows, chunk_rows, shift;
+};
+
+struct run {
+	const char *label;
+	__u32 mode, sf, md_slots, pl_slots, poll_ns;
+	/* CXL_CCM_ORDER_*: in order, the device schedules FIFO; out of order, round-robin. */
+	__u32 order;
+};
+
+struct result {
+	double e2e_us, busy_us, idle_us, launch_us, ccm_idle_us, credit_wait_us;
+	unsigned long long records, bytes, credit_stalls, interrupts, polls;
+	bool verified;
+	/* The run stopped in a detected deadlock (why says which); verified if it was expected. */
+	bool deadlock;
+	char why[160];
+};
+
+static inline __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static inline void spin_ns(__u64 ns)
+{
+	__u64 until = now_ns() + ns;
+
+	while (now_ns() < until)
+		;
+}
+
+/* The host task of one record: the work the application does with it. */
+static inline void host_task(__u64 ns)
+{
+	if (ns)
+		spin_ns(ns);
+}
+
+static inline int fail(struct result *res, const char *fmt, unsigned long long a,
+		unsigned long long b)
+{
+	res->verified = false;
+	snprintf(res->why, sizeof(res->why), fmt, a, b);
+	return -1;
+}
+
+#endif /* CCM_BENCH_H */
