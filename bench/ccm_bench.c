@@ -943,7 +943,10 @@ static int matrix(struct opts o)
 		lo.chunk = 1280;
 		lo.host_ns = 0;
 		for (i = 0; i < sizeof(knn_modes) / sizeof(knn_modes[0]); i++) {
-			bad |= run_one(&lo, &modes[knn_modes[i]], "llm", bench_llm);
+			struct run rc = modes[knn_modes[i]];
+
+			rc.sf = 1280;
+			bad |= run_one(&lo, &rc, "llm", bench_llm);
 		}
 		for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 			struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, 1280, 256, caps[i], 50,
