@@ -52,6 +52,8 @@ struct run {
 
 struct result {
 	double e2e_us, busy_us, idle_us, launch_us, ccm_idle_us, credit_wait_us;
+	/* Host core stall: local polling here plus the driver's link stalls (STATS). */
+	double stall_us;
 	unsigned long long records, bytes, credit_stalls, interrupts, polls;
 	bool verified;
 	/* The run stopped in a detected deadlock (why says which); verified if it was expected. */

@@ -14,6 +14,10 @@
  *   host_busy_us  time in host tasks (checksum check + the --host-ns work)
  *   host_idle_us  e2e minus host busy: polling, waiting, stalled in LAUNCH
  *   launch_us     time inside LAUNCH (the BS stall, the RP mailbox wait)
+ *   host_stall_us host core stall: this loop's local polling (not a sleep in
+ *                 WAIT) plus the driver's link stalls for the tenant
+ *                 (STATS.host_stall_ns: CXL.mem/CXL.io accesses, remote
+ *                 polls, result loads, the BS store's wait)
  *   ccm_idle_us   e2e minus the time the device had work for the tenant
  *                 (STATS.ccm_busy_ns): the CCM waiting for launches or credit
  *   credit_wait_us  the device holding results back for lack of credit
@@ -208,7 +212,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	__u64 *rank = NULL;
 	bool pr = o->vertices > 0;
 	__u32 head, base, slot;
-	__u64 t0, busy = 0, in_launch = 0, pl_bytes, per_launch, region;
+	__u64 t0, busy = 0, in_launch = 0, polling = 0, pl_bytes, per_launch, region;
 	__u64 *dist = NULL, *top = NULL;
 	unsigned int *ntop = NULL;
 	struct cxl_ccm_stats st;
@@ -400,6 +404,8 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 		}
 		tail = __atomic_load_n(&hdr->metadata.tail, __ATOMIC_ACQUIRE);
 		if (tail == head) {
+			__u64 tp = now_ns();
+
 			if (rc->mode == CXL_CCM_MODE_AXLE_IRQ) {
 				struct cxl_ccm_wait w = {
 					.min_records = 1, .metadata_head = head,
@@ -414,6 +420,9 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				/* The local polling interval. */
 				spin_ns(rc->poll_ns);
 			}
+			/* A polling core is stalled; one asleep in WAIT is not. */
+			if (rc->mode != CXL_CCM_MODE_AXLE_IRQ)
+				polling += now_ns() - tp;
 			if (now_ns() - t0 > 60000000000ULL) {
 				fail(res, "no progress: %llu of %llu launches final", finals,
 				     o->launches);
@@ -698,6 +707,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 		res->credit_wait_us = st.credit_wait_ns / 1000.0;
 		res->interrupts = st.interrupts;
 		res->polls = st.polls;
+		res->stall_us = (polling + st.host_stall_ns) / 1000.0;
 	}
 	rc_ = res->verified ? 0 : -1;
 out_free:
@@ -738,22 +748,23 @@ static void print(const struct opts *o, const char *sweep, const struct run *rc,
 		  const struct result *r)
 {
 	if (o->table) {
-		printf("%-10s %-12s %7u %6.0f %9.0f %9.0f %9.0f %9.0f %7llu %s\n", sweep,
+		printf("%-10s %-12s %7u %6.0f %9.0f %9.0f %9.0f %9.0f %9.0f %7llu %s\n", sweep,
 		       rc->label, rc->sf, r->e2e_us, r->busy_us, r->idle_us, r->launch_us,
-		       r->ccm_idle_us, r->credit_stalls, r->verified ? "ok" : r->why);
+		       r->stall_us, r->ccm_idle_us, r->credit_stalls, r->verified ? "ok" : r->why);
 		return;
 	}
 	printf("{\"rep\":%u,\"workload\":\"%s\",\"sweep\":\"%s\",\"label\":\"%s\",\"mode\":\"%s\","
 	       "\"sf\":%u,\"order\":\"%s\",\"metadata_slots\":%u,\"payload_slots\":%u,\"poll_ns\":%u,"
 	       "\"launches\":%u,\"size\":%u,\"chunk\":%u,\"depth\":%u,\"host_ns\":%u,"
 	       "\"e2e_us\":%.1f,\"host_busy_us\":%.1f,\"host_idle_us\":%.1f,\"launch_us\":%.1f,"
-	       "\"ccm_idle_us\":%.1f,\"credit_wait_us\":%.1f,"
+	       "\"ccm_idle_us\":%.1f,\"credit_wait_us\":%.1f,\"host_stall_us\":%.1f,"
 	       "\"records\":%llu,\"bytes\":%llu,\"credit_stalls\":%llu,\"interrupts\":%llu,"
 	       "\"polls\":%llu,\"verified\":%s,\"deadlock\":%s,\"why\":\"%s\"}\n",
 	       repetition, o->workload, sweep, rc->label, mode_name(rc->mode), rc->sf,
 	       rc->order == CXL_CCM_ORDER_IN_ORDER ? "in" : "out", rc->md_slots, rc->pl_slots,
 	       rc->poll_ns, o->launches, o->size, o->chunk, o->depth, o->host_ns, r->e2e_us,
-	       r->busy_us, r->idle_us, r->launch_us, r->ccm_idle_us, r->credit_wait_us, r->records, r->bytes, r->credit_stalls,
+	       r->busy_us, r->idle_us, r->launch_us, r->ccm_idle_us, r->credit_wait_us, r->stall_us,
+	       r->records, r->bytes, r->credit_stalls,
 	       r->interrupts, r->polls, r->verified ? "true" : "false",
 	       r->deadlock ? "true" : "false", r->why);
 	fflush(stdout);
@@ -803,9 +814,9 @@ static int matrix(struct opts o)
 	int bad = 0;
 
 	if (o.table)
-		printf("%-10s %-12s %7s %6s %9s %9s %9s %9s %7s %s\n", "sweep", "run", "SF",
-		       "e2e_us", "busy_us", "idle_us", "launch_us", "ccm_idle", "stalls",
-		       "verified");
+		printf("%-10s %-12s %7s %6s %9s %9s %9s %9s %9s %7s %s\n", "sweep", "run", "SF",
+		       "e2e_us", "busy_us", "idle_us", "launch_us", "stall_us", "ccm_idle",
+		       "stalls", "verified");
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		bad |= run_one(&o, &modes[i], "modes", bench_one);
 	}

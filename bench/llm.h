@@ -139,7 +139,7 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 	unsigned int nheld = 0, launched = 0, finals = 0, i;
 	static __s32 att[LLM_MAX_LAUNCHES][LLM_MAX_HEADS][LLM_MAX_ROWS][LLM_MAX_DIM];
 	static __s64 proj[LLM_MAX_LAUNCHES][LLM_MAX_ROWS][LLM_HIDDEN_MAX];
-	__u64 t0, busy = 0, in_launch = 0, pl_bytes, last_progress;
+	__u64 t0, busy = 0, in_launch = 0, polling = 0, pl_bytes, last_progress;
 	const __s32 *ref = llm_reference(o);
 	struct cxl_ccm_stats st;
 	__u32 head, base;
@@ -232,6 +232,7 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 			 * driver whether anything can still come.
 			 */
 			bool irq = rc->mode == CXL_CCM_MODE_AXLE_IRQ;
+			__u64 tp = now_ns();
 			struct cxl_ccm_wait w = {
 				.min_records = 1, .metadata_head = head,
 				.timeout_ns = irq ? 10000000000ULL : 0,
@@ -258,6 +259,9 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 					goto out;
 				}
 			}
+			/* A polling core is stalled; one asleep in WAIT is not. */
+			if (!irq)
+				polling += now_ns() - tp;
 			if (now_ns() - t0 > 120000000000ULL) {
 				fail(res, "no progress: %llu of %llu launches final", finals,
 				     o->launches);
@@ -410,6 +414,7 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 		res->credit_wait_us = st.credit_wait_ns / 1000.0;
 		res->interrupts = st.interrupts;
 		res->polls = st.polls;
+		res->stall_us = (polling + st.host_stall_ns) / 1000.0;
 	}
 	ret = res->verified ? 0 : -1;
 out:

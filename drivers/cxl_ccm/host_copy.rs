@@ -10,7 +10,7 @@
 //! copied when `RELEASE` frees room.
 
 use core::mem::offset_of;
-use core::sync::atomic::{fence, Ordering};
+use core::sync::atomic::{fence, AtomicU64, Ordering};
 use kernel::{memremap::MemRemap, pinned_pages::PinnedPages, prelude::*, shared_mem::SharedMem};
 
 use crate::abi::{self, MetadataRecord, RingHeaders};
@@ -152,7 +152,8 @@ impl Producer {
         }
     }
 
-    /// Copies as many records as the heads allow; returns how many.
+    /// Copies as many records as the heads allow, accounting the loads' link stall to
+    /// `stall_ns`; returns how many.
     pub(crate) fn drain(
         &mut self,
         rings: &Rings<'_>,
@@ -160,6 +161,7 @@ impl Producer {
         md_head: RingIndex,
         mem: &MemRemap,
         link: &Link,
+        stall_ns: &AtomicU64,
     ) -> Result<u32> {
         let mut written = 0;
         while let Some(job) = self.front() {
@@ -178,7 +180,7 @@ impl Producer {
             }
             let last = len == 0 || job.done + u64::from(len) >= job.bytes;
             let checksum = if len > 0 {
-                link.mem_bulk_load(u64::from(len));
+                stall_ns.fetch_add(link.mem_bulk_load(u64::from(len)), Ordering::Relaxed);
                 self.copy_payload(rings, mem, job.src + job.done, len)?
             } else {
                 0

@@ -10,7 +10,8 @@
 
 use kernel::time::Ktime;
 
-/// Link costs the host pays, from the device's `REG_LINK_*` registers.
+/// Link costs the host pays, from the device's `REG_LINK_*` registers. Every access returns the
+/// nanoseconds the core was stalled for it (the host core stall time of AXLE's Figure 13).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Link {
     pub(crate) cxl_mem_rtt_ns: u64,
@@ -24,39 +25,41 @@ fn now_ns() -> u64 {
 }
 
 /// Busy-waits `ns` nanoseconds: the core is stalled on the link, as it would be on hardware.
-fn spin(ns: u64) {
+/// Returns `ns`, the stall the caller accounts to its tenant.
+fn spin(ns: u64) -> u64 {
     if ns == 0 {
-        return;
+        return 0;
     }
     let until = now_ns().saturating_add(ns);
     while now_ns() < until {
         core::hint::spin_loop();
     }
+    ns
 }
 
 impl Link {
     /// A posted CXL.mem store: half a round trip until it is visible.
-    pub(crate) fn mem_store(&self) {
-        spin(self.cxl_mem_rtt_ns.div_ceil(2));
+    pub(crate) fn mem_store(&self) -> u64 {
+        spin(self.cxl_mem_rtt_ns.div_ceil(2))
     }
 
     /// A CXL.mem load, or the response of a synchronous store: a round trip.
-    pub(crate) fn mem_load(&self) {
-        spin(self.cxl_mem_rtt_ns);
+    pub(crate) fn mem_load(&self) -> u64 {
+        spin(self.cxl_mem_rtt_ns)
     }
 
     /// Loading `bytes` of results by CXL.mem: a round trip plus the transfer.
-    pub(crate) fn mem_bulk_load(&self, bytes: u64) {
-        spin(self.cxl_mem_rtt_ns + bytes.saturating_mul(self.ps_per_byte) / 1000);
+    pub(crate) fn mem_bulk_load(&self, bytes: u64) -> u64 {
+        spin(self.cxl_mem_rtt_ns + bytes.saturating_mul(self.ps_per_byte) / 1000)
     }
 
     /// A posted CXL.io register write.
-    pub(crate) fn io_write(&self) {
-        spin(self.cxl_io_rtt_ns.div_ceil(2));
+    pub(crate) fn io_write(&self) -> u64 {
+        spin(self.cxl_io_rtt_ns.div_ceil(2))
     }
 
     /// A CXL.io register read: a round trip.
-    pub(crate) fn io_read(&self) {
-        spin(self.cxl_io_rtt_ns);
+    pub(crate) fn io_read(&self) -> u64 {
+        spin(self.cxl_io_rtt_ns)
     }
 }

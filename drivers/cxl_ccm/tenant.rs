@@ -148,6 +148,8 @@ struct RingState {
     pl_pub: HeadPublisher,
     counters: Counters,
     baseline: DeviceBaseline,
+    /// `stall_ns` at the last `STATS_RESET`.
+    stall_base: u64,
     /// A record failed its checks: the device broke the protocol. Sticky.
     broken: bool,
     /// RP and BS: the driver writes the rings from the results in device memory.
@@ -192,6 +194,9 @@ pub(crate) struct TenantCore {
     armed: AtomicBool,
     /// AXLE_IRQ: interrupts handled.
     interrupts: AtomicU64,
+    /// Nanoseconds a host core spent stalled on the link for this tenant (every CXL.mem and
+    /// CXL.io access the driver makes for it, and the BS store's wait for its answer).
+    stall_ns: AtomicU64,
 }
 
 /// The attention kernel's records: a block of `chunk_rows` query rows per head, the last block
@@ -308,7 +313,7 @@ impl TenantCore {
         let hw = hw_guard.as_ref().ok_or(ENODEV)?;
         let t = abi::tenant_regs_offset(self.index);
         let reg32 = |o: usize| hw.regs.atomic_u32(t + o);
-        self.link.io_read();
+        self.stalled(self.link.io_read());
         // Acquire: pairs with the device's release of `mbox_done` after status and result.
         let done = reg32(abi::TREG_MBOX_DONE)?.load(Ordering::Acquire);
         st.counters.polls += 1;
@@ -316,9 +321,9 @@ impl TenantCore {
             st.counters.empty_polls += 1;
             return Ok(());
         }
-        self.link.io_read();
+        self.stalled(self.link.io_read());
         let status = reg32(abi::TREG_MBOX_STATUS)?.load(Ordering::Relaxed);
-        self.link.io_read();
+        self.stalled(self.link.io_read());
         let bytes = hw
             .regs
             .atomic_u64(t + abi::TREG_MBOX_RET)?
@@ -329,12 +334,12 @@ impl TenantCore {
         reg32(abi::TREG_MBOX_ARG)?.store(rp.tag, Ordering::Relaxed);
         reg32(abi::TREG_MBOX_DOORBELL)?.store(seq, Ordering::Release);
         for _ in 0..3 {
-            self.link.io_write();
+            self.stalled(self.link.io_write());
         }
         // The device answers a dequeue at once: poll it remotely, for at most 100 ms.
         let start = crate::pacer_now_ns();
         let acked = loop {
-            self.link.io_read();
+            self.stalled(self.link.io_read());
             if reg32(abi::TREG_MBOX_DONE)?.load(Ordering::Acquire) == seq {
                 break true;
             }
@@ -376,8 +381,14 @@ impl TenantCore {
             slot_size: self.cfg.streaming_factor.slot_size(),
         };
         let (pl_head, md_head) = (st.gap.head(), st.md_head);
-        st.producer
-            .drain(&rings, pl_head, md_head, &hw.mem, &self.link)?;
+        st.producer.drain(
+            &rings,
+            pl_head,
+            md_head,
+            &hw.mem,
+            &self.link,
+            &self.stall_ns,
+        )?;
         Ok(())
     }
 
@@ -394,6 +405,11 @@ impl TenantCore {
         self.state.lock().rp.is_some()
     }
 
+    /// Accounts `ns` of link stall to the tenant.
+    fn stalled(&self, ns: u64) {
+        self.stall_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
     /// Records ready after `head`, from the last scan.
     fn ready_after(&self, head: u32) -> u32 {
         RingIndex::new(self.scanned.load(Ordering::Acquire)).distance_from(RingIndex::new(head))
@@ -404,6 +420,7 @@ impl TenantCore {
         let at = self.layout.credit() + if metadata { 0 } else { 4 };
         // Release: the reads of the released slots happen before the device may reuse them.
         hw.mem.atomic_u32(at)?.store(head.raw(), Ordering::Release);
+        self.stalled(self.link.mem_store());
         Ok(())
     }
 }
@@ -523,6 +540,7 @@ impl Tenant {
             pl_pub: HeadPublisher::new(pl, policy(pl.capacity()), base).map_err(|_| EINVAL)?,
             counters: Counters::default(),
             baseline: DeviceBaseline::default(),
+            stall_base: 0,
             broken: false,
             producer: Producer::new(arg.index_base)?,
             rp: None,
@@ -543,6 +561,7 @@ impl Tenant {
                 scanned: AtomicU32::new(arg.index_base),
                 armed: AtomicBool::new(false),
                 interrupts: AtomicU64::new(0),
+                stall_ns: AtomicU64::new(0),
             }),
             GFP_KERNEL,
         )?;
@@ -805,7 +824,7 @@ impl Tenant {
         // The packet, then the tag: the device acquires the tag and then reads the packet.
         hw.mem.write_bytes(slot + 4, &bytes[4..])?;
         hw.mem.atomic_u32(slot)?.store(tag, Ordering::Release);
-        self.core.link.mem_store();
+        self.core.stalled(self.core.link.mem_store());
         // How the results are cut into records in the rings (RP, BS), as the device would.
         let sf = self.core.cfg.streaming_factor.bytes();
         let ssb = [abi::KERNEL_SSB_Q1_1, abi::KERNEL_SSB_Q1_2].map(u32::from);
@@ -858,7 +877,7 @@ impl Tenant {
             reg32(abi::TREG_MBOX_ARG)?.store(tag, Ordering::Relaxed);
             reg32(abi::TREG_MBOX_DOORBELL)?.store(seq, Ordering::Release);
             for _ in 0..3 {
-                self.core.link.io_write();
+                self.core.stalled(self.core.link.io_write());
             }
             st.mbox_seq = seq;
             st.rp = Some(RpLaunch { seq, tag, cut, src });
@@ -938,8 +957,9 @@ impl Tenant {
             }
             kthread::cond_resched();
         };
-        // The store's response crosses the link.
-        self.core.link.mem_load();
+        // The store's response crosses the link; the core was stalled from the store on.
+        self.core
+            .stalled(crate::pacer_now_ns().saturating_sub(start) + self.core.link.mem_load());
         let status = u16::try_from(status).unwrap_or(abi::STATUS_ABORTED);
         let mut st = self.core.state.lock();
         st.producer.push(CopyJob {
@@ -1154,7 +1174,7 @@ impl Tenant {
             st.counters.published += 1;
         }
         // A CXL.io register read. Acquire: pairs with the device's release store.
-        core.link.io_read();
+        core.stalled(core.link.io_read());
         let blocked = hw
             .regs
             .atomic_u64(abi::tenant_regs_offset(self.index) + abi::TREG_CREDIT_BLOCKED)?
@@ -1281,7 +1301,7 @@ impl Tenant {
 
     /// `CXL_CCM_IOC_STATS`.
     pub(crate) fn stats(&self, arg: &mut uapi::Stats) -> Result {
-        if arg.flags & !uapi::STATS_RESET != 0 || arg.reserved != [0; 4] {
+        if arg.flags & !uapi::STATS_RESET != 0 || arg.reserved != [0; 3] {
             pr_warn_ratelimited!("STATS: unknown flags or nonzero reserved fields\n");
             return Err(EINVAL);
         }
@@ -1314,6 +1334,7 @@ impl Tenant {
         };
         let c = st.counters;
         let b = st.baseline;
+        let stall = self.core.stall_ns.load(Ordering::Relaxed);
         *arg = uapi::Stats {
             flags: arg.flags,
             tenant: self.index,
@@ -1332,11 +1353,13 @@ impl Tenant {
             interrupts: self.core.interrupts.load(Ordering::Relaxed),
             ccm_busy_ns: dev.busy_ns.wrapping_sub(b.busy_ns),
             credit_wait_ns: dev.credit_wait_ns.wrapping_sub(b.credit_wait_ns),
+            host_stall_ns: stall.wrapping_sub(st.stall_base),
             ..Default::default()
         };
         if arg.flags & uapi::STATS_RESET != 0 {
             st.counters = Counters::default();
             st.baseline = dev;
+            st.stall_base = stall;
         }
         Ok(())
     }

@@ -280,8 +280,12 @@ pub struct Stats {
     pub ccm_busy_ns: u64,
     /// Out: nanoseconds the device held results back for lack of credit.
     pub credit_wait_ns: u64,
-    /// Out: 0.
-    pub reserved: [u64; 4],
+    /// Out: nanoseconds host cores spent stalled on the link for this tenant: every CXL.mem and
+    /// CXL.io access of the driver (launch stores, credit stores, remote polls, result loads) and
+    /// the BS store's wait for its answer. User space adds its own local polling.
+    pub host_stall_ns: u64,
+    /// In: 0.
+    pub reserved: [u64; 3],
 }
 
 /// [`IOC_WAIT`]: block until at least `min_records` records are ready past the caller's metadata
@@ -440,7 +444,8 @@ assert_layout!(Stats, size = 0xA0, align = 8, {
     errors @ 0x68,
     ccm_busy_ns @ 0x70,
     credit_wait_ns @ 0x78,
-    reserved @ 0x80,
+    host_stall_ns @ 0x80,
+    reserved @ 0x88,
 });
 
 assert_layout!(Wait, size = 0x30, align = 8, {

@@ -88,6 +88,12 @@ TEST_F_TIMEOUT(modes, results_verified, 90)
 	/* The device had work for a while, and not for longer than the test ran. */
 	EXPECT_LT(0ULL, s.ccm_busy_ns);
 	EXPECT_GE(axle_now_ns() - t0, s.ccm_busy_ns);
+	/*
+	 * Every launch crossed the link (a store, and in RP three mailbox writes), so
+	 * host cores stalled; at most the poller and this thread at once.
+	 */
+	EXPECT_LT(0ULL, s.host_stall_ns);
+	EXPECT_GE(2 * (axle_now_ns() - t0), s.host_stall_ns);
 	if (variant->mode == CXL_CCM_MODE_RP)
 		EXPECT_LE(24U, s.polls) TH_LOG("RP completes by remote polls of the mailbox");
 	if (variant->mode == CXL_CCM_MODE_AXLE_IRQ) {

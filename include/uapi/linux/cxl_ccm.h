@@ -558,7 +558,10 @@ struct cxl_ccm_release {
  *	rest of a run is CCM idle time); 0 if the device does not report it
  * @credit_wait_ns: out: nanoseconds the device held results back for lack
  *	of credit
- * @reserved: out: 0
+ * @host_stall_ns: out: nanoseconds host cores spent stalled on the link for
+ *	the tenant: the driver's CXL.mem and CXL.io accesses (launch and credit
+ *	stores, remote polls, result loads) and the BS store's wait
+ * @reserved: in: 0
  */
 struct cxl_ccm_stats {
 	__u32 flags;
@@ -578,7 +581,8 @@ struct cxl_ccm_stats {
 	__u64 errors;
 	__u64 ccm_busy_ns;
 	__u64 credit_wait_ns;
-	__u64 reserved[4];
+	__u64 host_stall_ns;
+	__u64 reserved[3];
 };
 
 #define CXL_CCM_WAIT_FOREVER		(~0ULL)	/* struct cxl_ccm_wait.timeout_ns */

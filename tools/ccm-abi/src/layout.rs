@@ -145,7 +145,7 @@ pub fn uapi_structs() -> Vec<StructLayout> {
         describe!("cxl_ccm_stats", Stats: [
             flags, tenant, launched, launches_completed, records, payload_bytes,
             backpressure_waits, backpressure_ns, credit_stalls, dma_batches, polls, empty_polls,
-            credits_published, interrupts, errors, ccm_busy_ns, credit_wait_ns, reserved,
+            credits_published, interrupts, errors, ccm_busy_ns, credit_wait_ns, host_stall_ns, reserved,
         ]),
         describe!("cxl_ccm_wait", Wait: [
             min_records, metadata_head, timeout_ns, flags, ready, metadata_tail, reserved0,

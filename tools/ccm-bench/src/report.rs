@@ -22,11 +22,12 @@ const KEY: [&str; 14] = [
 ];
 
 /// The measured times and counts, merged as medians over repetitions.
-const MEASURED: [&str; 9] = [
+const MEASURED: [&str; 10] = [
     "e2e_us",
     "host_busy_us",
     "host_idle_us",
     "launch_us",
+    "host_stall_us",
     "ccm_idle_us",
     "credit_wait_us",
     "credit_stalls",
@@ -121,7 +122,7 @@ pub fn table(runs: &[Run]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<9} {:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>7}  verified",
+        "{:<9} {:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>7}  verified",
         "sweep",
         "run",
         "SF",
@@ -130,6 +131,7 @@ pub fn table(runs: &[Run]) -> String {
         "busy_us",
         "idle_us",
         "launch_us",
+        "stall_us",
         "ccm_idle",
         "vs RP",
         "stalls",
@@ -142,7 +144,7 @@ pub fn table(runs: &[Run]) -> String {
             let ratio = base.map_or("-".to_string(), |b| format!("{:.3}", r.num("e2e_us") / b));
             let _ = writeln!(
                 out,
-                "{:<9} {:<10} {:>5} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>8} {:>7} {:>7}  {}",
+                "{:<9} {:<10} {:>5} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>8} {:>7} {:>7}  {}",
                 name,
                 r.str("label"),
                 r.num("sf"),
@@ -151,6 +153,7 @@ pub fn table(runs: &[Run]) -> String {
                 r.num("host_busy_us"),
                 r.num("host_idle_us"),
                 r.num("launch_us"),
+                r.num("host_stall_us"),
                 r.num("ccm_idle_us"),
                 ratio,
                 r.num("credit_stalls"),
