@@ -212,7 +212,8 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	__u64 *rank = NULL;
 	bool pr = o->vertices > 0;
 	__u32 head, base, slot;
-	__u64 t0, busy = 0, in_launch = 0, polling = 0, pl_bytes, per_launch, region;
+	__u64 t0, busy = 0, in_launch = 0, polling = 0, empty_since = 0, pl_bytes, per_launch;
+	__u64 region;
 	__u64 *dist = NULL, *top = NULL;
 	unsigned int *ntop = NULL;
 	struct cxl_ccm_stats st;
@@ -404,8 +405,8 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 		}
 		tail = __atomic_load_n(&hdr->metadata.tail, __ATOMIC_ACQUIRE);
 		if (tail == head) {
-			__u64 tp = now_ns();
-
+			if (!empty_since)
+				empty_since = now_ns();
 			if (rc->mode == CXL_CCM_MODE_AXLE_IRQ) {
 				struct cxl_ccm_wait w = {
 					.min_records = 1, .metadata_head = head,
@@ -420,9 +421,6 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				/* The local polling interval. */
 				spin_ns(rc->poll_ns);
 			}
-			/* A polling core is stalled; one asleep in WAIT is not. */
-			if (rc->mode != CXL_CCM_MODE_AXLE_IRQ)
-				polling += now_ns() - tp;
 			if (now_ns() - t0 > 60000000000ULL) {
 				fail(res, "no progress: %llu of %llu launches final", finals,
 				     o->launches);
@@ -430,6 +428,10 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 			}
 			continue;
 		}
+		/* From the first empty poll to now the core polled; asleep in WAIT it did not. */
+		if (empty_since && rc->mode != CXL_CCM_MODE_AXLE_IRQ)
+			polling += now_ns() - empty_since;
+		empty_since = 0;
 		for (; head != tail; head++) {
 			struct cxl_ccm_metadata_record r = md[head & (cfg.metadata_slots - 1)];
 			__u64 t = now_ns();

@@ -139,7 +139,7 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 	unsigned int nheld = 0, launched = 0, finals = 0, i;
 	static __s32 att[LLM_MAX_LAUNCHES][LLM_MAX_HEADS][LLM_MAX_ROWS][LLM_MAX_DIM];
 	static __s64 proj[LLM_MAX_LAUNCHES][LLM_MAX_ROWS][LLM_HIDDEN_MAX];
-	__u64 t0, busy = 0, in_launch = 0, polling = 0, pl_bytes, last_progress;
+	__u64 t0, busy = 0, in_launch = 0, polling = 0, empty_since = 0, pl_bytes, last_progress;
 	const __s32 *ref = llm_reference(o);
 	struct cxl_ccm_stats st;
 	__u32 head, base;
@@ -232,7 +232,9 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 			 * driver whether anything can still come.
 			 */
 			bool irq = rc->mode == CXL_CCM_MODE_AXLE_IRQ;
-			__u64 tp = now_ns();
+
+			if (!empty_since)
+				empty_since = now_ns();
 			struct cxl_ccm_wait w = {
 				.min_records = 1, .metadata_head = head,
 				.timeout_ns = irq ? 10000000000ULL : 0,
@@ -259,9 +261,6 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 					goto out;
 				}
 			}
-			/* A polling core is stalled; one asleep in WAIT is not. */
-			if (!irq)
-				polling += now_ns() - tp;
 			if (now_ns() - t0 > 120000000000ULL) {
 				fail(res, "no progress: %llu of %llu launches final", finals,
 				     o->launches);
@@ -270,6 +269,10 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 			continue;
 		}
 		last_progress = now_ns();
+		/* From the first empty poll to now the core polled; asleep in WAIT it did not. */
+		if (empty_since && rc->mode != CXL_CCM_MODE_AXLE_IRQ)
+			polling += last_progress - empty_since;
+		empty_since = 0;
 		for (; head != tail; head++) {
 			struct cxl_ccm_metadata_record r = md[head & (cfg.metadata_slots - 1)];
 			__u64 t = now_ns(), off;
