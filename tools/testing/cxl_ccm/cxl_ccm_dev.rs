@@ -83,6 +83,13 @@ module_param!(
 );
 
 module_param!(
+    static MAX_TENANTS: u32 = abi::MAX_TENANTS,
+    name: "max_tenants",
+    perm: 0o444,
+    desc: "tenants each device serves (1..=16); device memory is shared equally among them"
+);
+
+module_param!(
     static UTHREADS: u32 = 2,
     name: "uthreads",
     perm: 0o444,
@@ -169,8 +176,6 @@ const MIB2: u64 = 2 << 20;
 const MAX_SEGMENTS: u32 = 1024;
 /// Ring capacity limit the device advertises.
 const MAX_RING_SLOTS: u32 = 1 << 16;
-/// The tenant windows sit at the start of device memory; partitions follow.
-const WINDOWS_END: u64 = abi::TENANT_WINDOW_SIZE * abi::MAX_TENANTS as u64;
 
 /// One software device.
 struct CcmDevice {
@@ -215,7 +220,7 @@ fn reset(regs: &MemRemap, mem_size: u64, latency: &LatencyModel) -> Result {
     )?;
     r64(abi::REG_MEM_SIZE, mem_size)?;
     r64(abi::REG_TENANT_WINDOWS, 0)?;
-    r32(abi::REG_MAX_TENANTS, abi::MAX_TENANTS)?;
+    r32(abi::REG_MAX_TENANTS, MAX_TENANTS.get())?;
     r32(abi::REG_LAUNCH_SLOTS, abi::LAUNCH_SLOTS)?;
     r32(abi::REG_MIN_SLOT_SIZE, abi::MIN_SLOT_SIZE)?;
     r32(abi::REG_MAX_SLOT_SIZE, abi::MAX_SLOT_SIZE)?;
@@ -249,6 +254,14 @@ impl kernel::Module for CcmDevModule {
         let uthreads_n = UTHREADS.get();
         if !(1..=16).contains(&uthreads_n) {
             pr_err!("uthreads={uthreads_n} is out of range 1..=16\n");
+            return Err(EINVAL);
+        }
+        let tenants = MAX_TENANTS.get();
+        if !(1..=abi::MAX_TENANTS).contains(&tenants) {
+            pr_err!(
+                "max_tenants={tenants} is out of range 1..={}\n",
+                abi::MAX_TENANTS
+            );
             return Err(EINVAL);
         }
         let (base, window, mem) = (MEM_BASE.get(), MEM_WINDOW.get(), DEV_MEM_SIZE.get());
@@ -301,7 +314,8 @@ impl kernel::Module for CcmDevModule {
                 mem: dev_mem,
                 latency,
                 round_robin: ROUND_ROBIN.get(),
-                windows_end: WINDOWS_END,
+                // The tenant windows (one per tenant) come first; partitions follow.
+                windows_end: abi::TENANT_WINDOW_SIZE * u64::from(tenants),
                 max_segments: MAX_SEGMENTS,
                 name: i as u32,
             };
