@@ -48,6 +48,8 @@ struct run {
 	__u32 mode, sf, md_slots, pl_slots, poll_ns;
 	/* CXL_CCM_ORDER_*: in order, the device schedules FIFO; out of order, round-robin. */
 	__u32 order;
+	/* CONFIGURE flags: CXL_CCM_CONFIGURE_FIFO schedules an out-of-order tenant FIFO. */
+	__u32 flags;
 };
 
 struct result {

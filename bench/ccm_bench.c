@@ -244,6 +244,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	cfg.payload_slots = rc->pl_slots;
 	cfg.streaming_factor = rc->sf;
 	cfg.streaming_order = rc->order;
+	cfg.flags = rc->flags;
 	cfg.poll_interval_ns = rc->poll_ns;
 	per_launch = pr ? ((__u64)o->vertices + 1 + (o->sssp ? 2ULL : 1ULL) * o->edges) * 4 +
 			  (__u64)o->vertices * 8 :
@@ -813,12 +814,12 @@ static int matrix(struct opts o)
 	const unsigned int knn_modes[] = { 0, 1, 2, 5 };	/* RP, BS, AXLE-p1, AXLE-IRQ */
 	/* The modes at the paper's settings: AXLE at p1/p10/p100 (50 ns, 500 ns, 5 µs). */
 	const struct run modes[] = {
-		{ "RP", CXL_CCM_MODE_RP, 256, 256, 1024, 0, CXL_CCM_ORDER_OUT_OF_ORDER },
-		{ "BS", CXL_CCM_MODE_BS, 256, 256, 1024, 0, CXL_CCM_ORDER_OUT_OF_ORDER },
-		{ "AXLE-p1", CXL_CCM_MODE_AXLE, 256, 256, 1024, 50, CXL_CCM_ORDER_OUT_OF_ORDER },
-		{ "AXLE-p10", CXL_CCM_MODE_AXLE, 256, 256, 1024, 500, CXL_CCM_ORDER_OUT_OF_ORDER },
-		{ "AXLE-p100", CXL_CCM_MODE_AXLE, 256, 256, 1024, 5000, CXL_CCM_ORDER_OUT_OF_ORDER },
-		{ "AXLE-IRQ", CXL_CCM_MODE_AXLE_IRQ, 256, 256, 1024, 0, CXL_CCM_ORDER_OUT_OF_ORDER },
+		{ "RP", CXL_CCM_MODE_RP, 256, 256, 1024, 0, CXL_CCM_ORDER_OUT_OF_ORDER, 0 },
+		{ "BS", CXL_CCM_MODE_BS, 256, 256, 1024, 0, CXL_CCM_ORDER_OUT_OF_ORDER, 0 },
+		{ "AXLE-p1", CXL_CCM_MODE_AXLE, 256, 256, 1024, 50, CXL_CCM_ORDER_OUT_OF_ORDER, 0 },
+		{ "AXLE-p10", CXL_CCM_MODE_AXLE, 256, 256, 1024, 500, CXL_CCM_ORDER_OUT_OF_ORDER, 0 },
+		{ "AXLE-p100", CXL_CCM_MODE_AXLE, 256, 256, 1024, 5000, CXL_CCM_ORDER_OUT_OF_ORDER, 0 },
+		{ "AXLE-IRQ", CXL_CCM_MODE_AXLE_IRQ, 256, 256, 1024, 0, CXL_CCM_ORDER_OUT_OF_ORDER, 0 },
 	};
 	const __u32 sfs[] = { 32, 64, 256, 1024, 2048 };
 	const __u32 caps[] = { 1024, 512, 256, 128 };
@@ -837,7 +838,7 @@ static int matrix(struct opts o)
 	/* The SF sweep: one-slot records, batched 1 to 64 slots at a time. */
 	for (i = 0; i < sizeof(sfs) / sizeof(sfs[0]); i++) {
 		struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, sfs[i], 256, 1024, 50,
-				  CXL_CCM_ORDER_OUT_OF_ORDER };
+				  CXL_CCM_ORDER_OUT_OF_ORDER, 0 };
 		struct opts so = o;
 
 		so.chunk = 32;
@@ -845,7 +846,7 @@ static int matrix(struct opts o)
 	}
 	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 		struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, 256, 256, caps[i], 50,
-				  CXL_CCM_ORDER_OUT_OF_ORDER };
+				  CXL_CCM_ORDER_OUT_OF_ORDER, 0 };
 
 		bad |= run_one(&o, &rc, "capacity", bench_one);
 	}
@@ -936,17 +937,22 @@ static int matrix(struct opts o)
 		ko.host_ns = 0;
 		for (i = 0; i < sizeof(sf_pct) / sizeof(sf_pct[0]); i++) {
 			struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, 4096 * sf_pct[i] / 100,
-					  256, 1024, 50, CXL_CCM_ORDER_OUT_OF_ORDER };
+					  256, 1024, 50, CXL_CCM_ORDER_OUT_OF_ORDER, 0 };
 
 			bad |= run_one(&ko, &rc, "sf-pct", bench_one);
 		}
-		for (i = 0; i < 2; i++) {
-			struct run rc = { i ? "AXLE-inord" : "AXLE-ooo", CXL_CCM_MODE_AXLE, 256, 256,
-					  1024, 50,
-					  i ? CXL_CCM_ORDER_IN_ORDER : CXL_CCM_ORDER_OUT_OF_ORDER };
+		/* Out of order under round-robin and FIFO scheduling; in order (always FIFO). */
+		const struct run orders[] = {
+			{ "AXLE-ooo-rr", CXL_CCM_MODE_AXLE, 256, 256, 1024, 50,
+			  CXL_CCM_ORDER_OUT_OF_ORDER, 0 },
+			{ "AXLE-ooo-fifo", CXL_CCM_MODE_AXLE, 256, 256, 1024, 50,
+			  CXL_CCM_ORDER_OUT_OF_ORDER, CXL_CCM_CONFIGURE_FIFO },
+			{ "AXLE-inord", CXL_CCM_MODE_AXLE, 256, 256, 1024, 50,
+			  CXL_CCM_ORDER_IN_ORDER, 0 },
+		};
 
-			bad |= run_one(&o, &rc, "order", bench_one);
-		}
+		for (i = 0; i < sizeof(orders) / sizeof(orders[0]); i++)
+			bad |= run_one(&o, &orders[i], "order", bench_one);
 	}
 	/*
 	 * Table IV (h): the LLM attention block (llm.h): 4 decoding steps of 8
@@ -975,7 +981,7 @@ static int matrix(struct opts o)
 		}
 		for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 			struct run rc = { "AXLE-p1", CXL_CCM_MODE_AXLE, 1280, 256, caps[i], 50,
-					  CXL_CCM_ORDER_OUT_OF_ORDER };
+					  CXL_CCM_ORDER_OUT_OF_ORDER, 0 };
 
 			bad |= run_one(&lo, &rc, "llm-capacity", bench_llm);
 		}

@@ -163,6 +163,7 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 	cfg.payload_slots = rc->pl_slots;
 	cfg.streaming_factor = rec;
 	cfg.streaming_order = rc->order;
+	cfg.flags = rc->flags;
 	cfg.poll_interval_ns = rc->poll_ns;
 	cfg.input_size = (per_launch + 4095) & ~4095ULL;
 	if (ioctl(fd, CXL_CCM_IOC_CONFIGURE, &cfg)) {

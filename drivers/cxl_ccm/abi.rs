@@ -470,6 +470,14 @@ pub const TREG_METADATA_SLOTS: usize = 0x10;
 pub const TREG_PAYLOAD_SLOTS: usize = 0x14;
 /// Tenant register `streaming_order` (RW, u32). Host writes: `ORDER_*`.
 pub const TREG_STREAMING_ORDER: usize = 0x18;
+/// Tenant register `schedule` (RW, u32, since 1.2). Host writes: `SCHEDULE_*`, how the device
+/// schedules the chunks of the tenant's launches.
+pub const TREG_SCHEDULE: usize = 0x3C;
+/// [`TREG_SCHEDULE`]: the device's choice (round-robin over the launches of an out-of-order
+/// tenant, Table III; first in, first out for an in-order one).
+pub const SCHEDULE_DEFAULT: u32 = 0;
+/// [`TREG_SCHEDULE`]: first in, first out: a launch's chunks before the next launch's.
+pub const SCHEDULE_FIFO: u32 = 1;
 /// Tenant register `index_base` (RW, u32). Host writes: the initial value of every counter of the
 /// tenant (ring heads and tails, launch tags).
 pub const TREG_INDEX_BASE: usize = 0x1C;
@@ -612,8 +620,8 @@ pub struct TenantRegs {
     pub desc_table: u64,
     /// [`TREG_DESC_COUNT`].
     pub desc_count: u32,
-    /// Zero.
-    pub config_reserved: u32,
+    /// [`TREG_SCHEDULE`].
+    pub schedule: u32,
     /// [`TREG_STATUS`].
     pub status: u32,
     /// [`TREG_ERROR`].
@@ -1419,7 +1427,7 @@ assert_layout!(TenantRegs, size = 0x100, align = 8, {
     mem_size @ TREG_MEM_SIZE,
     desc_table @ TREG_DESC_TABLE,
     desc_count @ TREG_DESC_COUNT,
-    config_reserved @ 0x3C,
+    schedule @ TREG_SCHEDULE,
     status @ TREG_STATUS,
     error @ TREG_ERROR,
     launches @ TREG_LAUNCHES,

@@ -394,8 +394,8 @@ impl Identity {
 /// Checks a CONFIGURE request; `EINVAL` for a malformed one, `EOPNOTSUPP` for one the device
 /// cannot serve.
 fn configure(dev: &CcmDev, arg: &uapi::Configure) -> Result<TenantConfig> {
-    if arg.flags != 0 || arg.reserved0 != 0 || arg.reserved != [0; 4] {
-        pr_warn_ratelimited!("CONFIGURE: flags and reserved fields must be 0\n");
+    if arg.flags & !uapi::CONFIGURE_FIFO != 0 || arg.reserved0 != 0 || arg.reserved != [0; 4] {
+        pr_warn_ratelimited!("CONFIGURE: unknown flags, or reserved fields not 0\n");
         return Err(EINVAL);
     }
     if arg.streaming_order > abi::ORDER_IN_ORDER {

@@ -661,6 +661,14 @@ impl Tenant {
                 abi::ORDER_OUT_OF_ORDER
             },
         )?;
+        w32(
+            abi::TREG_SCHEDULE,
+            if arg.flags & uapi::CONFIGURE_FIFO != 0 {
+                abi::SCHEDULE_FIFO
+            } else {
+                abi::SCHEDULE_DEFAULT
+            },
+        )?;
         w32(abi::TREG_INDEX_BASE, arg.index_base)?;
         // The mailbox's first command rings `index_base`: start the doorbell one behind.
         w32(abi::TREG_MBOX_DOORBELL, arg.index_base.wrapping_sub(1))?;

@@ -88,6 +88,11 @@ pub const RELEASE_MAX: u32 = 4096;
 /// [`Stats::flags`]: zero the counters after reading them.
 pub const STATS_RESET: u32 = 1 << 0;
 
+/// [`Configure::flags`]: schedule the tenant's launches first in, first out (a launch's chunks
+/// before the next launch's). An out-of-order tenant is otherwise served round-robin over its
+/// launches (Table III); in-order streaming is always first in, first out.
+pub const CONFIGURE_FIFO: u32 = 1 << 0;
+
 /// [`Wait::flags`]: the caller is the tenant's only releaser. `WAIT` fails with `EDEADLK`
 /// instead of waiting when no record can arrive before a release: every released credit is
 /// published, and the producer (the device in `MODE_AXLE`/`MODE_AXLE_IRQ`, the driver in
@@ -141,7 +146,7 @@ pub struct Info {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Configure {
-    /// In: 0.
+    /// In: 0 or [`CONFIGURE_FIFO`].
     pub flags: u32,
     /// In: `MODE_*`.
     pub mode: u32,

@@ -159,7 +159,7 @@ TEST_F(ccm, configure_validation)
 		EXPECT_EQ(EINVAL, errno) TH_LOG(#field " = " #value);	\
 	} while (0)
 
-	EXPECT_EINVAL(flags, 1);
+	EXPECT_EINVAL(flags, CXL_CCM_CONFIGURE_FIFO << 1);
 	EXPECT_EINVAL(reserved0, 1);
 	EXPECT_EINVAL(reserved[3], 1);
 	EXPECT_EINVAL(mode, 4);

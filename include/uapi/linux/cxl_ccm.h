@@ -419,7 +419,7 @@ struct cxl_ccm_info {
 
 /**
  * struct cxl_ccm_configure - CXL_CCM_IOC_CONFIGURE: become a tenant
- * @flags: in: 0
+ * @flags: in: 0 or CXL_CCM_CONFIGURE_FIFO
  * @mode: in: CXL_CCM_MODE_*
  * @slot_size: in: payload slot size (the DMA slot size), a power of two;
  *	0 means CXL_CCM_DEFAULT_SLOT_SIZE
@@ -584,6 +584,14 @@ struct cxl_ccm_stats {
 	__u64 host_stall_ns;
 	__u64 reserved[3];
 };
+
+/*
+ * struct cxl_ccm_configure.flags: schedule the tenant's launches first in,
+ * first out (a launch's chunks before the next one's); an out-of-order tenant
+ * is otherwise served round-robin over its launches. In-order streaming is
+ * always first in, first out.
+ */
+#define CXL_CCM_CONFIGURE_FIFO		(1U << 0)
 
 #define CXL_CCM_WAIT_FOREVER		(~0ULL)	/* struct cxl_ccm_wait.timeout_ns */
 #define CXL_CCM_WAIT_FLAG_DEADLOCK	(1U << 0)	/* struct cxl_ccm_wait.flags */

@@ -167,7 +167,7 @@ pub fn device_structs() -> Vec<StructLayout> {
         describe!("TenantRegs", TenantRegs: [
             ctrl, mode, slot_size, streaming_factor, metadata_slots, payload_slots,
             streaming_order, index_base, mem_base, mem_size, desc_table, desc_count,
-            config_reserved, status, error, launches, records, payload_bytes, credit_stalls,
+            schedule, status, error, launches, records, payload_bytes, credit_stalls,
             dma_batches, busy_ns, credit_wait_ns, mbox_cmd, mbox_arg, mbox_doorbell, mbox_reserved0,
             mbox_done, mbox_status, mbox_ret, credit_blocked, mbox_reserved, irq_ctrl, irq_ack, irq_vector,
             irq_reserved0, irq_seq, irq_cause, irq_reserved,
@@ -253,6 +253,7 @@ pub fn uapi_constants() -> Vec<Constant> {
         "CXL_CCM_STATS_RESET" => STATS_RESET,
         "CXL_CCM_WAIT_FOREVER" => WAIT_FOREVER,
         "CXL_CCM_WAIT_FLAG_DEADLOCK" => WAIT_FLAG_DEADLOCK,
+        "CXL_CCM_CONFIGURE_FIFO" => CONFIGURE_FIFO,
         "CXL_CCM_MMAP_HEADERS" => MMAP_HEADERS,
         "CXL_CCM_MMAP_METADATA" => MMAP_METADATA,
         "CXL_CCM_MMAP_PAYLOAD" => MMAP_PAYLOAD,

@@ -183,6 +183,7 @@ impl Tenant {
         let md_slots = get32(abi::TREG_METADATA_SLOTS)?;
         let pl_slots = get32(abi::TREG_PAYLOAD_SLOTS)?;
         let order = get32(abi::TREG_STREAMING_ORDER)?;
+        let schedule = get32(abi::TREG_SCHEDULE)?;
         let base = get32(abi::TREG_INDEX_BASE)?;
         let part_base = get64(abi::TREG_MEM_BASE)?;
         let part_size = get64(abi::TREG_MEM_SIZE)?;
@@ -196,7 +197,7 @@ impl Tenant {
             abi::MODE_BS,
             abi::MODE_AXLE_IRQ,
         ];
-        if !served.contains(&mode) || order > abi::ORDER_IN_ORDER {
+        if !served.contains(&mode) || order > abi::ORDER_IN_ORDER || schedule > abi::SCHEDULE_FIFO {
             return Err(bad(abi::STATUS_BAD_CONFIG));
         }
         if part_base < windows_end || !inside(part_base, part_size, windows_end, mem_size) {
@@ -265,7 +266,7 @@ impl Tenant {
 
         // In-order streaming wants chunks in launch order; out of order, round-robin lets a short
         // launch overtake a long one (AXLE Table III).
-        let policy = if round_robin && !in_order {
+        let policy = if round_robin && !in_order && schedule == abi::SCHEDULE_DEFAULT {
             Policy::RoundRobin
         } else {
             Policy::Fifo
