@@ -34,7 +34,7 @@ export LIBCLANG_PATH ?= /usr/lib/llvm-14/lib
 SELFTEST_SRCS := $(wildcard selftests/*/*_test.c)
 SELFTESTS     := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(SELFTEST_SRCS))
 HARNESS_TESTS := $(OUT)/harness/harness_fail_test
-BENCHES       := $(OUT)/benchbin/ccm_bench
+BENCHES       := $(OUT)/benchbin/ccm_bench $(OUT)/benchbin/cxl-duplex
 SELFTEST_CFLAGS := -static -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -D_GNU_SOURCE \
 	-I$(CURDIR)/include/uapi -I$(KSRC)/tools/testing/selftests
 RUST_SRCS = $(shell find rust drivers tools/testing -name '*.rs' 2>/dev/null)
@@ -66,6 +66,12 @@ $(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/
 $(OUT)/harness/%: tools/testing/harness/%.c | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
+
+# The VM has no C library: the Rust tool links glibc statically.
+$(OUT)/benchbin/cxl-duplex: $(wildcard tools/cxl-duplex/src/*.rs) tools/cxl-duplex/Cargo.toml
+	cd tools && RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --quiet \
+		-p cxl-duplex --target x86_64-unknown-linux-gnu
+	install -D tools/target/x86_64-unknown-linux-gnu/release/cxl-duplex $@
 
 $(OUT)/benchbin/%: bench/%.c include/uapi/linux/*.h $(wildcard bench/*.h) | kernel
 	@mkdir -p $(dir $@)
