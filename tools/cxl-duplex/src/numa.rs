@@ -114,6 +114,10 @@ impl NodeBuffer {
                 io::Error::last_os_error()
             ));
         }
+        // Huge pages where the kernel has them, so that latencies measure memory rather than
+        // page walks; a refusal only costs TLB misses.
+        // SAFETY: advice on our own mapping.
+        unsafe { libc::madvise(buf.ptr.as_ptr().cast(), len, libc::MADV_HUGEPAGE) };
         // Fault every page in under the policy, with a write (reads could map the zero page).
         for off in (0..len).step_by(page) {
             // SAFETY: `off < len`, inside the mapping.
