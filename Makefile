@@ -91,7 +91,7 @@ run: initramfs
 bench: initramfs
 	cd tools && cargo build --release --quiet -p ccm-bench
 	mkdir -p $(OUT)/bench-run
-	BENCH_ONLY=$(ONLY) BENCH_REPEAT=$(REPEAT) VM_TIMEOUT=1800 $(VM)/qemu.sh bench $(OUT)/bench-run
+	BENCH_ONLY=$(ONLY) BENCH_REPEAT=$(REPEAT) BENCH_YIELD=$(YIELD) VM_TIMEOUT=1800 $(VM)/qemu.sh bench $(OUT)/bench-run
 	tools/target/release/ccm-bench --log $(OUT)/bench-run/tests.log --out $(OUT)/bench
 
 check: rustfmtcheck initramfs vmlog

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +42,12 @@ struct opts {
 	 * per launch in records of chunk_rows rows, weights shifted by shift; 0 otherwise.
 	 */
 	unsigned int heads, head_dim, tokens, q_rows, chunk_rows, shift;
+	/*
+	 * --poll-yield: a polling consumer gives its CPU to any other runnable thread
+	 * between polls. Under emulation the software device's threads run on the
+	 * host's CPUs; on hardware the device computes on its own.
+	 */
+	bool poll_yield;
 };
 
 struct run {
@@ -77,6 +84,15 @@ static inline void spin_ns(__u64 ns)
 
 	while (now_ns() < until)
 		;
+}
+
+/* One pause of a polling consumer: its interval, then (--poll-yield) its CPU to others. */
+static inline void poll_pause(const struct opts *o, __u32 poll_ns)
+{
+	if (poll_ns)
+		spin_ns(poll_ns);
+	if (o->poll_yield)
+		sched_yield();
 }
 
 /* The host task of one record: the work the application does with it. */

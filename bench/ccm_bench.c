@@ -428,9 +428,9 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 					fail(res, "WAIT: errno %llu", errno, 0);
 					goto out_free;
 				}
-			} else if (rc->poll_ns) {
+			} else {
 				/* The local polling interval. */
-				spin_ns(rc->poll_ns);
+				poll_pause(o, rc->poll_ns);
 			}
 			if (now_ns() - t0 > 60000000000ULL) {
 				fail(res, "no progress: %llu of %llu launches final", finals,
@@ -1017,10 +1017,11 @@ int main(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "only", required_argument, NULL, 'o' },
+		{ "poll-yield", no_argument, NULL, 'y' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { "/dev/cxl_ccm0", 64, 8, 16384, 256, 2000, false, false,
-			  "stream_xform", 0, 0, 0, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, 0 };
+			  "stream_xform", 0, 0, 0, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, 0, false };
 	unsigned int repeat = 1;
 	int opt, bad = 0;
 
@@ -1036,10 +1037,11 @@ int main(int argc, char **argv)
 		case 'q': o.quick = true; break;
 		case 'r': repeat = strtoul(optarg, NULL, 0); break;
 		case 'o': only = optarg; break;
+		case 'y': o.poll_yield = true; break;
 		default:
 			fprintf(stderr, "usage: %s [--node DEV] [--launches N] [--depth N] "
 				"[--size BYTES] [--chunk BYTES] [--host-ns NS] [--table] [--quick] "
-				"[--repeat N] [--only WORKLOAD]\n",
+				"[--repeat N] [--only WORKLOAD] [--poll-yield]\n",
 				argv[0]);
 			return 2;
 		}

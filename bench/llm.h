@@ -242,8 +242,8 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 				.flags = CXL_CCM_WAIT_FLAG_DEADLOCK,
 			};
 
-			if (!irq && rc->poll_ns)
-				spin_ns(rc->poll_ns);
+			if (!irq)
+				poll_pause(o, rc->poll_ns);
 			if (irq || now_ns() - last_progress > 200000) {
 				if (!ioctl(fd, CXL_CCM_IOC_WAIT, &w) || errno == EAGAIN) {
 					last_progress = irq ? now_ns() : last_progress;
