@@ -76,6 +76,9 @@ pub fn merge(runs: &[Run]) -> Vec<Run> {
                 });
             m.0.insert("e2e_min_us".into(), Value::Num(lo));
             m.0.insert("e2e_max_us".into(), Value::Num(hi));
+            if let Some(ci) = ci95(&e2e) {
+                m.0.insert("e2e_ci95_us".into(), Value::Num(ci));
+            }
             m.0.insert("reps".into(), Value::Num(rs.len() as f64));
             if let Some(bad) = rs.iter().find(|r| !r.verified()) {
                 m.0.insert("verified".into(), Value::Bool(false));
@@ -122,7 +125,7 @@ pub fn table(runs: &[Run]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<9} {:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>7}  verified",
+        "{:<9} {:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>7} {:>7}  verified",
         "sweep",
         "run",
         "SF",
@@ -135,7 +138,8 @@ pub fn table(runs: &[Run]) -> String {
         "ccm_idle",
         "vs RP",
         "stalls",
-        "spread"
+        "spread",
+        "ci95"
     );
     for name in sweep_names(runs) {
         let s = sweep(runs, &name);
@@ -144,7 +148,7 @@ pub fn table(runs: &[Run]) -> String {
             let ratio = base.map_or("-".to_string(), |b| format!("{:.3}", r.num("e2e_us") / b));
             let _ = writeln!(
                 out,
-                "{:<9} {:<10} {:>5} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>8} {:>7} {:>7}  {}",
+                "{:<9} {:<10} {:>5} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>8} {:>7} {:>7} {:>7}  {}",
                 name,
                 r.str("label"),
                 r.num("sf"),
@@ -158,6 +162,7 @@ pub fn table(runs: &[Run]) -> String {
                 ratio,
                 r.num("credit_stalls"),
                 spread(r),
+                ci(r),
                 match (r.verified(), r.deadlock()) {
                     (true, false) => "yes".to_string(),
                     (true, true) => format!("yes, expected {}", r.str("why")),
@@ -241,6 +246,34 @@ pub fn bar_chart(title: &str, y_label: &str, bars: &[Bar], legend: &[(&str, &str
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// Two-sided 95 % quantiles of Student's t for 1 to 10 degrees of freedom.
+const T95: [f64; 10] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+];
+
+/// The half-width of the 95 % confidence interval of the mean of `xs` (Student's t; the normal
+/// 1.96 beyond 11 samples); `None` for fewer than two.
+pub fn ci95(xs: &[f64]) -> Option<f64> {
+    let n = xs.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let t = T95.get(n - 2).copied().unwrap_or(1.96);
+    Some(t * var.sqrt() / (n as f64).sqrt())
+}
+
+/// The 95 % confidence interval's half-width relative to the median, where there is one.
+fn ci(r: &Run) -> String {
+    let (ci, mid) = (r.num("e2e_ci95_us"), r.num("e2e_us"));
+    if ci.is_finite() && mid > 0.0 {
+        format!("±{:.0}%", 100.0 * ci / mid)
+    } else {
+        "-".to_string()
+    }
 }
 
 /// How far the repetitions' end-to-end times spread, relative to their median.
@@ -333,6 +366,19 @@ mod tests {
              \"deadlock\":{deadlock},\"why\":\"deadlock detected: 3 records held\"}}"
         ))
         .unwrap()
+    }
+
+    #[test]
+    fn confidence_intervals() {
+        assert_eq!(ci95(&[5.0]), None);
+        // 1, 2, 3: mean 2, s = 1, t(2) = 4.303: 4.303 / sqrt(3).
+        let c = ci95(&[1.0, 2.0, 3.0]).unwrap();
+        assert!((c - 4.303 / 3f64.sqrt()).abs() < 1e-9);
+        assert_eq!(ci95(&[7.0, 7.0]), Some(0.0));
+        // Beyond the table: the normal quantile.
+        let many: Vec<f64> = (0..20).map(|i| f64::from(i % 2)).collect();
+        let s = (20.0 / 4.0 / 19.0f64).sqrt();
+        assert!((ci95(&many).unwrap() - 1.96 * s / 20f64.sqrt()).abs() < 1e-9);
     }
 
     #[test]
