@@ -34,7 +34,7 @@ export LIBCLANG_PATH ?= /usr/lib/llvm-14/lib
 SELFTEST_SRCS := $(wildcard selftests/*/*_test.c)
 SELFTESTS     := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(SELFTEST_SRCS))
 HARNESS_TESTS := $(OUT)/harness/harness_fail_test
-BENCHES       := $(OUT)/benchbin/ccm_bench $(OUT)/benchbin/cxl-duplex
+BENCHES       := $(OUT)/benchbin/ccm_bench $(OUT)/benchbin/cxl-duplex $(OUT)/benchbin/scx_duplex
 SELFTEST_CFLAGS := -static -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -D_GNU_SOURCE \
 	-I$(CURDIR)/include/uapi -I$(KSRC)/tools/testing/selftests
 RUST_SRCS = $(shell find rust drivers tools/testing -name '*.rs' 2>/dev/null)
@@ -66,6 +66,10 @@ $(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/
 $(OUT)/harness/%: tools/testing/harness/%.c | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
+
+# The sched_ext scheduler: BPF against the kernel's BTF, a static loader.
+$(OUT)/benchbin/scx_duplex: $(wildcard tools/scx-duplex/bpf/*) tools/scx-duplex/build.sh | kernel
+	tools/scx-duplex/build.sh $@
 
 # The VM has no C library: the Rust tool links glibc statically.
 $(OUT)/benchbin/cxl-duplex: $(wildcard tools/cxl-duplex/src/*.rs) tools/cxl-duplex/Cargo.toml
