@@ -6,7 +6,13 @@
 //! C header: [`include/linux/blk-mq.h`](srctree/include/linux/blk-mq.h)
 
 use crate::block::mq::{raw_writer::RawWriter, Operations, TagSet};
-use crate::{bindings, error::from_err_ptr, error::Result, sync::Arc, types::ScopeGuard};
+use crate::{
+    bindings,
+    error::from_err_ptr,
+    error::Result,
+    sync::Arc,
+    types::{ForeignOwnable, ScopeGuard},
+};
 use crate::{error, static_lock_class};
 use core::fmt::{self, Write};
 
@@ -18,6 +24,9 @@ pub struct GenDiskBuilder {
     logical_block_size: u32,
     physical_block_size: u32,
     capacity_sectors: u64,
+    max_hw_sectors: u32,
+    write_cache: bool,
+    fua: bool,
 }
 
 impl Default for GenDiskBuilder {
@@ -27,6 +36,9 @@ impl Default for GenDiskBuilder {
             logical_block_size: bindings::PAGE_SIZE as u32,
             physical_block_size: bindings::PAGE_SIZE as u32,
             capacity_sectors: 0,
+            max_hw_sectors: 0,
+            write_cache: false,
+            fua: false,
         }
     }
 }
@@ -87,27 +99,59 @@ impl GenDiskBuilder {
         self
     }
 
-    /// Build a new `GenDisk` and add it to the VFS.
+    /// Set the largest request the device takes, in sectors (0: the block
+    /// layer's default). Larger I/O is split by the block layer.
+    pub fn max_hw_sectors(mut self, sectors: u32) -> Self {
+        self.max_hw_sectors = sectors;
+        self
+    }
+
+    /// Declare a volatile write cache (the block layer then sends flushes,
+    /// `REQ_PREFLUSH`) and whether the device honours `REQ_FUA` itself.
+    pub fn write_cache(mut self, write_cache: bool, fua: bool) -> Self {
+        self.write_cache = write_cache;
+        self.fua = fua;
+        self
+    }
+
+    /// Build a new `GenDisk` and add it to the VFS. `queue_data` is lent to
+    /// every [`Operations`] callback of the disk's queue and dropped with the
+    /// disk, after the last callback.
     pub fn build<T: Operations>(
         self,
         name: fmt::Arguments<'_>,
         tagset: Arc<TagSet<T>>,
+        queue_data: T::QueueData,
     ) -> Result<GenDisk<T>> {
         // SAFETY: `bindings::queue_limits` contain only fields that are valid when zeroed.
         let mut lim: bindings::queue_limits = unsafe { core::mem::zeroed() };
 
         lim.logical_block_size = self.logical_block_size;
         lim.physical_block_size = self.physical_block_size;
+        lim.max_hw_sectors = self.max_hw_sectors;
         if self.rotational {
-            lim.features = bindings::BLK_FEAT_ROTATIONAL;
+            lim.features |= bindings::BLK_FEAT_ROTATIONAL;
         }
+        if self.write_cache {
+            lim.features |= bindings::BLK_FEAT_WRITE_CACHE;
+            if self.fua {
+                lim.features |= bindings::BLK_FEAT_FUA;
+            }
+        }
+
+        let data = queue_data.into_foreign();
+        let data_guard = ScopeGuard::new(|| {
+            // SAFETY: `data` came from `into_foreign` above and was not
+            // handed to a queue that could still use it.
+            drop(unsafe { T::QueueData::from_foreign(data) });
+        });
 
         // SAFETY: `tagset.raw_tag_set()` points to a valid and initialized tag set
         let gendisk = from_err_ptr(unsafe {
             bindings::__blk_mq_alloc_disk(
                 tagset.raw_tag_set(),
                 &mut lim,
-                core::ptr::null_mut(),
+                data.cast_mut(),
                 static_lock_class!().as_ptr(),
             )
         })?;
@@ -168,6 +212,7 @@ impl GenDiskBuilder {
         )?;
 
         cleanup_failure.dismiss();
+        data_guard.dismiss();
 
         // INVARIANT: `gendisk` was initialized above.
         // INVARIANT: `gendisk` was added to the VFS via `device_add_disk` above.
@@ -194,12 +239,23 @@ pub struct GenDisk<T: Operations> {
 // `TagSet` It is safe to send this to other threads as long as T is Send.
 unsafe impl<T: Operations + Send> Send for GenDisk<T> {}
 
+// SAFETY: `GenDisk` has no method taking `&self`: a shared reference gives access to nothing.
+unsafe impl<T: Operations + Send> Sync for GenDisk<T> {}
+
 impl<T: Operations> Drop for GenDisk<T> {
     fn drop(&mut self) {
         // SAFETY: By type invariant, `self.gendisk` points to a valid and
         // initialized instance of `struct gendisk`, and it was previously added
         // to the VFS.
+        let queue_data = unsafe { (*(*self.gendisk).queue).queuedata };
+
+        // SAFETY: As above.
         unsafe { bindings::del_gendisk(self.gendisk) };
+
+        // SAFETY: `del_gendisk` has frozen and quiesced the queue: no callback
+        // runs or will run, so the queue data (from `into_foreign` in
+        // `build`) can be released.
+        drop(unsafe { T::QueueData::from_foreign(queue_data) });
 
         // SAFETY: By type invariant, `self.gendisk` was added to the VFS, so
         // `put_disk()` must follow `del_gendisk()` to drop the final gendisk

@@ -9,9 +9,12 @@ use crate::{
     block::mq::request::RequestDataWrapper,
     block::mq::Request,
     error::{from_result, Result},
-    types::ARef,
+    types::{ARef, ForeignOwnable},
 };
 use core::{marker::PhantomData, sync::atomic::AtomicU64, sync::atomic::Ordering};
+
+/// The borrowed form of an [`Operations`] implementation's queue data.
+pub type QueueDataRef<'a, T> = <<T as Operations>::QueueData as ForeignOwnable>::Borrowed<'a>;
 
 /// Implement this trait to interface blk-mq as block devices.
 ///
@@ -25,16 +28,31 @@ use core::{marker::PhantomData, sync::atomic::AtomicU64, sync::atomic::Ordering}
 /// [module level documentation]: kernel::block::mq
 #[macros::vtable]
 pub trait Operations: Sized {
+    /// The driver's data for one request queue (one disk): given to
+    /// [`GenDiskBuilder::build`] and lent to every callback, so that a driver
+    /// with several devices knows which one a request is for.
+    ///
+    /// [`GenDiskBuilder::build`]: super::gen_disk::GenDiskBuilder::build
+    type QueueData: ForeignOwnable;
+
     /// Called by the kernel to queue a request with the driver. If `is_last` is
     /// `false`, the driver is allowed to defer committing the request.
-    fn queue_rq(rq: ARef<Request<Self>>, is_last: bool) -> Result;
+    fn queue_rq(
+        queue_data: QueueDataRef<'_, Self>,
+        rq: ARef<Request<Self>>,
+        is_last: bool,
+    ) -> Result;
 
     /// Called by the kernel to indicate that queued requests should be submitted.
-    fn commit_rqs();
+    fn commit_rqs(queue_data: QueueDataRef<'_, Self>);
 
-    /// Called by the kernel to poll the device for completed requests. Only
-    /// used for poll queues.
-    fn poll() -> bool {
+    /// Called by the kernel to poll the device for completed requests of the
+    /// poll queues (`IORING_SETUP_IOPOLL`, `RWF_HIPRI`). Returns how many
+    /// requests it completed. Only used when the tag set has poll queues
+    /// ([`TagSet::new_with_poll_queues`]).
+    ///
+    /// [`TagSet::new_with_poll_queues`]: super::TagSet::new_with_poll_queues
+    fn poll(_queue_data: QueueDataRef<'_, Self>) -> u32 {
         crate::build_error(crate::error::VTABLE_DEFAULT_ERROR)
     }
 }
@@ -52,6 +70,24 @@ pub trait Operations: Sized {
 pub(crate) struct OperationsVTable<T: Operations>(PhantomData<T>);
 
 impl<T: Operations> OperationsVTable<T> {
+    /// The queue data of the queue `hctx` belongs to.
+    ///
+    /// # Safety
+    ///
+    /// `hctx` must be a live hardware context of a queue whose disk was built
+    /// by [`GenDiskBuilder::build`], which stores the queue data in
+    /// `queuedata` until the disk is dropped.
+    ///
+    /// [`GenDiskBuilder::build`]: super::gen_disk::GenDiskBuilder::build
+    unsafe fn queue_data<'a>(hctx: *mut bindings::blk_mq_hw_ctx) -> QueueDataRef<'a, T> {
+        // SAFETY: By the safety requirements, `hctx` and its queue are live.
+        let ptr = unsafe { (*(*hctx).queue).queuedata };
+        // SAFETY: `queuedata` came from `T::QueueData::into_foreign` in
+        // `GenDiskBuilder::build`, and is only released (`from_foreign`) after
+        // the disk is deleted, when no callback runs any more.
+        unsafe { T::QueueData::borrow(ptr) }
+    }
+
     /// This function is called by the C kernel. A pointer to this function is
     /// installed in the `blk_mq_ops` vtable for the driver.
     ///
@@ -69,7 +105,7 @@ impl<T: Operations> OperationsVTable<T> {
     ///   promise to not access the request until the driver calls
     ///   `bindings::blk_mq_end_request` for the request.
     unsafe extern "C" fn queue_rq_callback(
-        _hctx: *mut bindings::blk_mq_hw_ctx,
+        hctx: *mut bindings::blk_mq_hw_ctx,
         bd: *const bindings::blk_mq_queue_data,
     ) -> bindings::blk_status_t {
         // SAFETY: `bd.rq` is valid as required by the safety requirement for
@@ -90,7 +126,10 @@ impl<T: Operations> OperationsVTable<T> {
         // SAFETY: We have exclusive access and we just set the refcount above.
         unsafe { Request::start_unchecked(&rq) };
 
+        // SAFETY: blk-mq calls `queue_rq` for a live `hctx` of our queue.
+        let queue_data = unsafe { Self::queue_data(hctx) };
         let ret = T::queue_rq(
+            queue_data,
             rq,
             // SAFETY: `bd` is valid as required by the safety requirement for
             // this function.
@@ -110,8 +149,9 @@ impl<T: Operations> OperationsVTable<T> {
     /// # Safety
     ///
     /// This function may only be called by blk-mq C infrastructure.
-    unsafe extern "C" fn commit_rqs_callback(_hctx: *mut bindings::blk_mq_hw_ctx) {
-        T::commit_rqs()
+    unsafe extern "C" fn commit_rqs_callback(hctx: *mut bindings::blk_mq_hw_ctx) {
+        // SAFETY: blk-mq calls `commit_rqs` for a live `hctx` of our queue.
+        T::commit_rqs(unsafe { Self::queue_data(hctx) })
     }
 
     /// This function is called by the C kernel. It is not currently
@@ -129,10 +169,47 @@ impl<T: Operations> OperationsVTable<T> {
     ///
     /// This function may only be called by blk-mq C infrastructure.
     unsafe extern "C" fn poll_callback(
-        _hctx: *mut bindings::blk_mq_hw_ctx,
+        hctx: *mut bindings::blk_mq_hw_ctx,
         _iob: *mut bindings::io_comp_batch,
     ) -> crate::ffi::c_int {
-        T::poll().into()
+        // SAFETY: blk-mq calls `poll` for a live `hctx` of our queue.
+        let found = T::poll(unsafe { Self::queue_data(hctx) });
+        found.try_into().unwrap_or(crate::ffi::c_int::MAX)
+    }
+
+    /// Splits the hardware queues between the default map and the poll map:
+    /// the last `driver_data` queues (see [`TagSet::new_with_poll_queues`])
+    /// serve polled I/O.
+    ///
+    /// # Safety
+    ///
+    /// This function may only be called by blk-mq C infrastructure, for a tag
+    /// set built by [`TagSet`], which has `HCTX_MAX_TYPES` maps when it has
+    /// poll queues.
+    ///
+    /// [`TagSet::new_with_poll_queues`]: super::TagSet::new_with_poll_queues
+    unsafe extern "C" fn map_queues_callback(set: *mut bindings::blk_mq_tag_set) {
+        // SAFETY: `set` is live for the duration of the callback.
+        let set = unsafe { &mut *set };
+        let poll = (set.driver_data as usize as u32).min(set.nr_hw_queues.saturating_sub(1));
+        let default = set.nr_hw_queues - poll;
+        let mut offset = 0;
+        for (i, map) in set.map.iter_mut().enumerate().take(set.nr_maps as usize) {
+            map.nr_queues = match i as u32 {
+                bindings::hctx_type_HCTX_TYPE_DEFAULT => default,
+                bindings::hctx_type_HCTX_TYPE_POLL => poll,
+                // No separate read queues: reads share the default ones.
+                _ => 0,
+            };
+            map.queue_offset = offset;
+            if map.nr_queues == 0 {
+                continue;
+            }
+            offset += map.nr_queues;
+            // SAFETY: `map` is a map of a live tag set; its `mq_map` array was
+            // allocated by blk-mq for `nr_cpu_ids` entries.
+            unsafe { bindings::blk_mq_map_queues(map) };
+        }
     }
 
     /// This function is called by the C kernel. A pointer to this function is
@@ -234,7 +311,11 @@ impl<T: Operations> OperationsVTable<T> {
         exit_request: Some(Self::exit_request_callback),
         cleanup_rq: None,
         busy: None,
-        map_queues: None,
+        map_queues: if T::HAS_POLL {
+            Some(Self::map_queues_callback)
+        } else {
+            None
+        },
         #[cfg(CONFIG_BLK_DEBUG_FS)]
         show_rq: None,
     };

@@ -130,6 +130,112 @@ impl<T: Operations> Request<T> {
         Ok(())
     }
 
+    /// Ends the request with `status`: success, or the error the submitter sees
+    /// (`EIO` for a failed transfer, `EINVAL`, `ENOSPC`, ... mapped to block
+    /// status codes by `errno_to_blk_status`).
+    ///
+    /// Returns `this` back in [`Err`] if it is not the only [`ARef`] to the request.
+    pub fn end(this: ARef<Self>, status: Result) -> Result<(), ARef<Self>> {
+        let blk_status = match status {
+            Ok(()) => bindings::BLK_STS_OK as _,
+            Err(e) => e.to_blk_status(),
+        };
+        let request_ptr = Self::try_set_end(this)?;
+
+        // SAFETY: As in `end_ok`: no `ARef` to the request is left, so it can
+        // be handed back to the block layer.
+        unsafe { bindings::blk_mq_end_request(request_ptr, blk_status) };
+
+        Ok(())
+    }
+
+    fn raw(&self) -> *mut bindings::request {
+        self.0.get()
+    }
+
+    /// The first sector (512 bytes) the request transfers.
+    pub fn sector(&self) -> u64 {
+        // SAFETY: By type invariant `self.0` is a valid request; `__sector`
+        // does not change while the driver owns it (what `blk_rq_pos` reads).
+        unsafe { (*self.raw()).__sector }
+    }
+
+    /// The number of bytes the request transfers.
+    pub fn bytes(&self) -> u32 {
+        // SAFETY: As in `sector`; this is `blk_rq_bytes`.
+        unsafe { (*self.raw()).__data_len }
+    }
+
+    fn cmd_flags(&self) -> u32 {
+        // SAFETY: As in `sector`.
+        unsafe { (*self.raw()).cmd_flags }
+    }
+
+    /// The operation, `cmd_flags & REQ_OP_MASK` (`bindings::req_op_REQ_OP_*`).
+    pub fn op(&self) -> u32 {
+        self.cmd_flags() & ((1 << bindings::REQ_OP_BITS) - 1)
+    }
+
+    /// Whether the write must be durable before it completes (`REQ_FUA`).
+    pub fn is_fua(&self) -> bool {
+        self.cmd_flags() & (1 << bindings::req_flag_bits___REQ_FUA) != 0
+    }
+
+    /// Whether earlier completed writes must be durable before this request
+    /// runs (`REQ_PREFLUSH`).
+    pub fn is_preflush(&self) -> bool {
+        self.cmd_flags() & (1 << bindings::req_flag_bits___REQ_PREFLUSH) != 0
+    }
+
+    /// Whether the submitter polls for this request's completion (`REQ_POLLED`).
+    pub fn is_polled(&self) -> bool {
+        self.cmd_flags() & (1 << bindings::req_flag_bits___REQ_POLLED) != 0
+    }
+
+    /// The request's tag, unique among the requests in flight on its tag set.
+    pub fn tag(&self) -> i32 {
+        // SAFETY: As in `sector`.
+        unsafe { (*self.raw()).tag }
+    }
+
+    /// Calls `f` for each segment of the request's data, in order, with the
+    /// segment's memory mapped: a pointer and a length, within one page. For
+    /// a write the driver reads the segments, for a read it fills them. Stops
+    /// at the first error `f` returns.
+    ///
+    /// The pointer is valid for `len` bytes during the call only. Pages of
+    /// `O_DIRECT` I/O are user pages: another thread may write them at the
+    /// same time, so `f` must copy with raw (`memcpy`-like) accesses and
+    /// never form references to the memory.
+    pub fn for_each_segment(&self, mut f: impl FnMut(*mut u8, usize) -> Result) -> Result {
+        // SAFETY: By type invariant the request is valid, and the driver owns
+        // it: its bio chain is stable until the request ends.
+        let mut bio = unsafe { (*self.raw()).bio };
+        while !bio.is_null() {
+            // SAFETY: `bio` is a live bio of the request.
+            let mut iter = unsafe { (*bio).bi_iter };
+            while iter.bi_size > 0 {
+                // SAFETY: `iter` is within `bio` (`bi_size > 0`).
+                let bv = unsafe { bindings::bio_iter_iovec(bio, iter) };
+                // SAFETY: `bv_page` is a page of the bio, kept by it until the
+                // request ends; the mapping is undone below, in LIFO order.
+                let base = unsafe { bindings::kmap_local_page(bv.bv_page) }.cast::<u8>();
+                // `bio_iter_iovec` yields single-page segments.
+                let len = bv.bv_len as usize;
+                // SAFETY: `bv_offset + bv_len` is within the mapped page.
+                let r = f(unsafe { base.add(bv.bv_offset as usize) }, len);
+                // SAFETY: `base` was mapped above by this thread.
+                unsafe { bindings::kunmap_local(base.cast()) };
+                r?;
+                // SAFETY: `bv_len` bytes of `iter` were just visited.
+                unsafe { bindings::bio_advance_iter_single(bio, &mut iter, bv.bv_len) };
+            }
+            // SAFETY: `bio` is live; `bi_next` chains the request's bios.
+            bio = unsafe { (*bio).bi_next };
+        }
+        Ok(())
+    }
+
     /// Return a pointer to the [`RequestDataWrapper`] stored in the private area
     /// of the request structure.
     ///

@@ -32,12 +32,56 @@ pub struct TagSet<T: Operations> {
     _p: PhantomData<T>,
 }
 
+// SAFETY: The C tag set is shared by the queues of every CPU and synchronizes itself; the Rust
+// wrapper only hands out its pointer. It can be sent to and shared with any thread.
+unsafe impl<T: Operations> Send for TagSet<T> {}
+// SAFETY: As above.
+unsafe impl<T: Operations> Sync for TagSet<T> {}
+
 impl<T: Operations> TagSet<T> {
     /// Try to create a new tag set
     pub fn new(
         nr_hw_queues: u32,
         num_tags: u32,
         num_maps: u32,
+    ) -> impl PinInit<Self, error::Error> {
+        Self::build(nr_hw_queues, num_tags, num_maps, 0)
+    }
+
+    /// Creates a tag set whose last `poll_queues` of `nr_hw_queues` hardware
+    /// queues serve polled I/O: `T::poll` completes their requests when the
+    /// submitter polls (io_uring with `IORING_SETUP_IOPOLL`). The other
+    /// queues complete as `T` signals completions. Needs `T::poll`; fails with
+    /// `EINVAL` if there is not at least one queue left for the default map.
+    pub fn new_with_poll_queues(
+        nr_hw_queues: u32,
+        num_tags: u32,
+        poll_queues: u32,
+    ) -> impl PinInit<Self, error::Error> {
+        let bad = poll_queues > 0 && (!T::HAS_POLL || poll_queues >= nr_hw_queues);
+        let maps = if poll_queues > 0 {
+            bindings::hctx_type_HCTX_MAX_TYPES
+        } else {
+            1
+        };
+        let init = Self::build(nr_hw_queues, num_tags, maps, poll_queues);
+        // SAFETY: The closure either fails before touching `slot`, or is
+        // `init`, a valid pin-initializer of `Self` for that slot.
+        unsafe {
+            crate::init::pin_init_from_closure(move |slot: *mut Self| {
+                if bad {
+                    return Err(error::code::EINVAL);
+                }
+                init.__pinned_init(slot)
+            })
+        }
+    }
+
+    fn build(
+        nr_hw_queues: u32,
+        num_tags: u32,
+        num_maps: u32,
+        poll_queues: u32,
     ) -> impl PinInit<Self, error::Error> {
         // SAFETY: `blk_mq_tag_set` only contains integers and pointers, which
         // all are allowed to be 0.
@@ -53,7 +97,8 @@ impl<T: Operations> TagSet<T> {
                     queue_depth: num_tags,
                     cmd_size,
                     flags: bindings::BLK_MQ_F_SHOULD_MERGE,
-                    driver_data: core::ptr::null_mut::<crate::ffi::c_void>(),
+                    // The number of poll queues, for `map_queues_callback`.
+                    driver_data: poll_queues as usize as *mut crate::ffi::c_void,
                     nr_maps: num_maps,
                     ..tag_set
                 }
