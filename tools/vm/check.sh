@@ -18,6 +18,57 @@ vm_rc=0
 "$REPO/tools/vm/qemu.sh" check "$LOGDIR" || vm_rc=$?
 log "VM finished in $(( $(date +%s) - start ))s with status $vm_rc"
 
+# The power cut: a first boot writes and gets its writes acknowledged, then
+# QEMU is killed (SIGKILL: no shutdown, no unmount); a second boot on the same
+# PMR file reads them back. Judged like the main run, from its own logs.
+log "power cut: writing, then killing the VM"
+pc="$LOGDIR/powercut"
+mkdir -p "$pc/write" "$pc/verify"
+rm -f "$pc/pmr.img"
+PMR_FILE="$pc/pmr.img" VM_TIMEOUT=300 "$REPO/tools/vm/qemu.sh" powercut-write "$pc/write" &
+qemu_pid=$!
+acked=0
+for _ in $(seq 1 2400); do
+	if grep -q '^##cxlstack acked' "$pc/write/tests.log" 2>/dev/null; then
+		acked=1
+		break
+	fi
+	kill -0 $qemu_pid 2>/dev/null || break
+	sleep 0.1
+done
+# qemu.sh runs QEMU under timeout(1): kill QEMU itself, the power of the machine.
+pkill -KILL -f "qemu-system-x86_64.*$pc/pmr.img" || true
+wait $qemu_pid 2>/dev/null || true
+pc_rc=0
+if [ $acked = 1 ]; then
+	log "power cut: rebooting on the same PMR"
+	PMR_FILE="$pc/pmr.img" PMR_KEEP=1 "$REPO/tools/vm/qemu.sh" powercut-verify "$pc/verify" ||
+		pc_rc=$?
+else
+	log "power cut: the writer never reported acknowledged writes (see $pc/write)"
+	pc_rc=1
+fi
+
+# One judgement for all three boots: the main run's tests (up to its
+# `done`, if it got there), then the power-cut verification's, or a failure
+# saying why it did not run; every console is scanned.
+tests="$LOGDIR/all-tests.log"
+if grep -q '^##cxlstack done' "$LOGDIR/tests.log" 2>/dev/null; then
+	sed '/^##cxlstack done/,$d' "$LOGDIR/tests.log" >"$tests"
+	if [ $acked = 1 ] && [ -s "$pc/verify/tests.log" ]; then
+		cat "$pc/verify/tests.log" >>"$tests"
+	else
+		printf '%s\n' '##cxlstack begin reflux.powercut' \
+			'not ok 1 the writer booted and reported acknowledged writes' \
+			'##cxlstack end reflux.powercut rc=1' '##cxlstack done' >>"$tests"
+	fi
+else
+	cp "$LOGDIR/tests.log" "$tests" 2>/dev/null || : >"$tests"
+fi
+[ $pc_rc = 0 ] || vm_rc=$pc_rc
+cat "$LOGDIR/console.log" "$pc/write/console.log" "$pc/verify/console.log" \
+	>"$LOGDIR/all-console.log" 2>/dev/null || true
+
 "$REPO/tools/target/release/vmlog" summarize \
-	--tests "$LOGDIR/tests.log" --console "$LOGDIR/console.log" --vm-rc "$vm_rc" \
+	--tests "$tests" --console "$LOGDIR/all-console.log" --vm-rc "$vm_rc" \
 	--cargo "$LOGDIR/cargo.log" --cargo-rc "$cargo_rc"

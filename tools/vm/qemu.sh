@@ -3,7 +3,9 @@
 #
 #   qemu.sh MODE LOGDIR     MODE: check | run | harness-fail | harness-warn
 #
-# Environment: KERNEL_IMAGE, INITRAMFS, VM_TIMEOUT (seconds, default 900).
+# Environment: KERNEL_IMAGE, INITRAMFS, VM_TIMEOUT (seconds, default 900),
+# PMR_FILE (the PMR's backing file, default LOGDIR/pmr.img), PMR_KEEP=1 (boot
+# on the existing PMR file instead of a fresh one: the power-cut test).
 # Writes LOGDIR/console.log (ttyS0: the kernel console) and LOGDIR/tests.log
 # (ttyS1: test output). Exits with QEMU's status, 124 if the timeout hit.
 #
@@ -30,17 +32,31 @@ fi
 # devices' memory: physical memory the page allocator never hands out.
 ccm_base=0x60000000
 ccm_size=0x20000000
+# Node 2 is the software CXL SSD's persistent memory region (PMR): guest
+# memory backed by a shared host file, so that what the guest stored in it is
+# still in the file when QEMU dies (the device's power-loss protection).
+# Reserved whole; it follows nodes 0 and 1 in the guest's physical space.
+pmr_base=0x80000000
+pmr_size=0x10000000
+pmr_file=${PMR_FILE:-$logdir/pmr.img}
+if [ "${PMR_KEEP:-0}" != 1 ]; then
+	rm -f "$pmr_file"
+fi
+[ -e "$pmr_file" ] || truncate -s $((pmr_size)) "$pmr_file"
 append="console=ttyS0 panic=-1 oops=panic loglevel=7 cxlstack.mode=$mode"
 append+=" memmap=$((ccm_size >> 20))M\$$ccm_base cxlstack.ccm_window=$ccm_size@$ccm_base"
+append+=" memmap=$((pmr_size >> 20))M\$$pmr_base cxlstack.pmr_window=$pmr_size@$pmr_base"
 # make bench ONLY=WORKLOAD REPEAT=N: a part of the matrix (bench/ccm_bench --only, --repeat).
 [ -n "${BENCH_ONLY:-}" ] && append+=" cxlstack.bench_only=$BENCH_ONLY"
 [ -n "${BENCH_REPEAT:-}" ] && append+=" cxlstack.bench_repeat=$BENCH_REPEAT"
 [ -n "${BENCH_YIELD:-}" ] && append+=" cxlstack.bench_yield=1"
-args=(-accel "$accel" -cpu "$cpu" -smp 2 -m 2G
+args=(-accel "$accel" -cpu "$cpu" -smp 2 -m $((2048 + (pmr_size >> 20)))M
       -object memory-backend-ram,id=m0,size=1G
       -object memory-backend-ram,id=m1,size=1G
+      -object memory-backend-file,id=m2,size=$((pmr_size >> 20))M,mem-path=$pmr_file,share=on
       -numa node,nodeid=0,cpus=0-1,memdev=m0
       -numa node,nodeid=1,memdev=m1
+      -numa node,nodeid=2,memdev=m2
       -kernel "$KERNEL_IMAGE" -initrd "$INITRAMFS" -append "$append"
       -display none -monitor none -no-reboot)
 if [ "$mode" = run ]; then

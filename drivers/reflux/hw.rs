@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The device's identification and the enable/disable handshakes (abi.rs, "Lifecycle").
+
+use core::sync::atomic::Ordering;
+use kernel::{kthread::usleep_range, memremap::MemRemap, prelude::*, shared_mem::SharedMem};
+
+use crate::abi::{self, PmrLayout, Superblock};
+
+/// Offset of a ring's tail in its header.
+pub(crate) const TAIL: usize = core::mem::offset_of!(abi::RingHeader, producer)
+    + core::mem::offset_of!(abi::RingProducer, tail);
+/// Offset of a ring's head in its header.
+pub(crate) const HEAD: usize = core::mem::offset_of!(abi::RingHeader, consumer)
+    + core::mem::offset_of!(abi::RingConsumer, head);
+
+/// What the host reads from the registers before it touches the PMR.
+#[derive(Clone, Copy)]
+pub(crate) struct Identity {
+    pub(crate) version: u32,
+    pub(crate) caps: u64,
+    pub(crate) pmr_size: u64,
+    pub(crate) capacity_blocks: u64,
+    pub(crate) nr_cores: u32,
+}
+
+fn r32(regs: &MemRemap, off: usize) -> Result<u32> {
+    Ok(regs.atomic_u32(off)?.load(Ordering::Acquire))
+}
+
+fn r64(regs: &MemRemap, off: usize) -> Result<u64> {
+    Ok(regs.atomic_u64(off)?.load(Ordering::Acquire))
+}
+
+/// Reads and checks the identification registers.
+pub(crate) fn identify(regs: &MemRemap, name: &CStr) -> Result<Identity> {
+    // Acquire on the magic: the device writes it last.
+    let magic = r32(regs, abi::REG_MAGIC)?;
+    if magic != abi::REGISTER_MAGIC {
+        pr_err!("{name}: no ReFlux device (magic {magic:#x})\n");
+        return Err(ENODEV);
+    }
+    let version = r32(regs, abi::REG_VERSION)?;
+    if abi::version_major(version) != abi::ABI_VERSION_MAJOR {
+        pr_err!(
+            "{name}: device ABI {}.{}, driver speaks {}.x\n",
+            abi::version_major(version),
+            abi::version_minor(version),
+            abi::ABI_VERSION_MAJOR
+        );
+        return Err(ENODEV);
+    }
+    Ok(Identity {
+        version,
+        caps: r64(regs, abi::REG_CAPS)?,
+        pmr_size: r64(regs, abi::REG_PMR_SIZE)?,
+        capacity_blocks: r64(regs, abi::REG_CAPACITY_BLOCKS)?,
+        nr_cores: r32(regs, abi::REG_NR_CORES)?,
+    })
+}
+
+/// Reads the superblock, checks it, and takes the PMR for this mount: generation + 1, not clean,
+/// every ring counter at `start`. The device must not be enabled.
+pub(crate) fn mount(pmr: &MemRemap, id: &Identity, name: &CStr, start: u32) -> Result<PmrLayout> {
+    let mut raw = [0u8; core::mem::size_of::<Superblock>()];
+    pmr.read_bytes(0, &mut raw)?;
+    let mut sb = Superblock::from_bytes(&raw);
+    let layout = sb.validate(id.pmr_size).map_err(|e| {
+        pr_err!("{name}: PMR superblock refused: {e:?}\n");
+        EIO
+    })?;
+    if layout.params().nr_blocks < id.capacity_blocks {
+        pr_err!(
+            "{name}: device reports {} blocks, its PMR holds {}\n",
+            id.capacity_blocks,
+            layout.params().nr_blocks
+        );
+        return Err(EIO);
+    }
+    if sb.clean == 0 {
+        pr_info!(
+            "{name}: PMR was not unmounted cleanly (generation {}): acknowledged writes are in it\n",
+            sb.generation
+        );
+    }
+    sb.generation = sb.generation.wrapping_add(1);
+    sb.clean = 0;
+    pmr.write_bytes(0, &sb.to_bytes())?;
+    for hdr in [layout.sq_header(), layout.cq_header()] {
+        let hdr = hdr as usize;
+        pmr.atomic_u32(hdr + TAIL)?.store(start, Ordering::Relaxed);
+        pmr.atomic_u32(hdr + HEAD)?.store(start, Ordering::Relaxed);
+    }
+    Ok(layout)
+}
+
+/// Marks the PMR cleanly unmounted (after the device stopped).
+pub(crate) fn unmount(pmr: &MemRemap) {
+    let off = core::mem::offset_of!(Superblock, clean);
+    if let Ok(clean) = pmr.atomic_u32(off) {
+        clean.store(1, Ordering::Release);
+    }
+}
+
+/// Waits up to ~2 s for `status & mask == want`.
+fn wait_status(regs: &MemRemap, mask: u32, want: u32) -> Result<u32> {
+    for _ in 0..2000 {
+        let s = r32(regs, abi::REG_DEV_STATUS)?;
+        if s & abi::DEV_STATUS_FATAL != 0 || s & mask == want {
+            return Ok(s);
+        }
+        usleep_range(1000, 1000);
+    }
+    Err(kernel::errno::etimedout())
+}
+
+/// Enables the device and waits until it is ready.
+pub(crate) fn enable(regs: &MemRemap, name: &CStr) -> Result {
+    // Release: the ring counters and the superblock written before are what the device loads.
+    regs.atomic_u32(abi::REG_DEV_CTRL)?
+        .store(abi::DEV_CTRL_ENABLE, Ordering::Release);
+    let s = wait_status(regs, abi::DEV_STATUS_READY, abi::DEV_STATUS_READY).inspect_err(|_| {
+        pr_err!("{name}: the device did not become ready\n");
+    })?;
+    if s & abi::DEV_STATUS_FATAL != 0 {
+        let err = r32(regs, abi::REG_DEV_ERROR).unwrap_or(0);
+        pr_err!("{name}: the device refused to start (error {err})\n");
+        regs.atomic_u32(abi::REG_DEV_CTRL)?
+            .store(0, Ordering::Release);
+        return Err(EIO);
+    }
+    Ok(())
+}
+
+/// Disables the device and waits until it has stopped.
+pub(crate) fn disable(regs: &MemRemap, name: &CStr) -> Result {
+    regs.atomic_u32(abi::REG_DEV_CTRL)?
+        .store(0, Ordering::Release);
+    wait_status(regs, abi::DEV_STATUS_READY, 0)
+        .map(|_| ())
+        .inspect_err(|_| pr_err!("{name}: the device did not stop\n"))
+}
+
+/// Enables or disables the completion interrupt.
+pub(crate) fn set_irq(regs: &MemRemap, on: bool) -> Result {
+    let v = if on { abi::IRQ_CTRL_ENABLE } else { 0 };
+    regs.atomic_u32(abi::REG_IRQ_CTRL)?
+        .store(v, Ordering::Release);
+    Ok(())
+}

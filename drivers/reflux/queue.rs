@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The request path: blk-mq requests to descriptors in the submission ring, completions from
+//! the completion ring back to blk-mq.
+//!
+//! Each blk-mq tag owns, for the life of its request, the request-state blob `tag` and the PMR
+//! buffers `tag * MAX_REQ_BLOCKS ..`: no allocation on the I/O path, and a completion's tag finds
+//! everything. The submission ring has one producer across the link (this driver; CPUs submitting
+//! at once serialize on `sq`), the completion ring one consumer (the interrupt thread and the
+//! pollers serialize on `cq`). Lock order: `cq`, then `inflight`, then `sq`.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::{
+    bindings,
+    block::mq::{Operations, Request},
+    irq::Handler,
+    memremap::MemRemap,
+    new_spinlock, pr_warn_ratelimited,
+    prelude::*,
+    shared_mem::SharedMem,
+    str::CString,
+    sync::{Arc, ArcBorrow, SpinLock},
+    types::ARef,
+};
+
+use crate::{
+    abi::{self, CompletionEntry, PmrLayout, ReqState, SubmissionDescriptor},
+    hw::{self, Identity},
+    proto::pipeline::Hop,
+    segments, PipeConfig,
+};
+
+/// A request the device or the driver is working on.
+struct Inflight {
+    rq: ARef<Request<Queue>>,
+    desc: SubmissionDescriptor,
+}
+
+/// Counters, for the log and the tests.
+#[derive(Default)]
+pub(crate) struct Stats {
+    pub(crate) submitted: AtomicU64,
+    pub(crate) completed: AtomicU64,
+    pub(crate) errors: AtomicU64,
+    pub(crate) polled: AtomicU64,
+}
+
+/// One bound device: the queue data of its disk.
+#[pin_data]
+pub(crate) struct RefluxDev {
+    pub(crate) name: CString,
+    pub(crate) regs: MemRemap,
+    pub(crate) pmr: MemRemap,
+    layout: PmrLayout,
+    pub(crate) capacity_blocks: u64,
+    pub(crate) depth: u32,
+    cfg: PipeConfig,
+    /// The SQ tail this driver publishes next.
+    #[pin]
+    sq: SpinLock<u32>,
+    /// The CQ head: the next completion to consume.
+    #[pin]
+    cq: SpinLock<u32>,
+    /// Indexed by tag.
+    #[pin]
+    inflight: SpinLock<KVec<Option<Inflight>>>,
+    pub(crate) stats: Stats,
+}
+
+impl RefluxDev {
+    pub(crate) fn new(
+        name: CString,
+        regs: MemRemap,
+        pmr: MemRemap,
+        layout: PmrLayout,
+        id: Identity,
+        cfg: PipeConfig,
+        want_depth: u32,
+    ) -> Result<Arc<Self>> {
+        let p = layout.params();
+        // Every tag needs its own state blob, ring entry and MAX_REQ_BLOCKS buffers.
+        let fit = p
+            .ring_entries
+            .min(p.nr_buffers / abi::MAX_REQ_BLOCKS)
+            .min(u32::from(u16::MAX));
+        if !(1..=256).contains(&want_depth) {
+            pr_err!(
+                "{}: queue_depth={want_depth} is out of range 1..=256\n",
+                &*name
+            );
+            return Err(EINVAL);
+        }
+        let depth = want_depth.min(fit);
+        let mut inflight = KVec::with_capacity(depth as usize, GFP_KERNEL)?;
+        for _ in 0..depth {
+            inflight.push(None, GFP_KERNEL)?;
+        }
+        Arc::pin_init(
+            pin_init!(Self {
+                name,
+                regs,
+                pmr,
+                layout,
+                capacity_blocks: id.capacity_blocks,
+                depth,
+                cfg,
+                sq <- new_spinlock!(0),
+                cq <- new_spinlock!(0),
+                inflight <- new_spinlock!(inflight),
+                stats: Stats::default(),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    fn buffers_offset(&self, tag: u16) -> Result<usize> {
+        let idx = u32::from(tag) * abi::MAX_REQ_BLOCKS;
+        self.layout
+            .buffer(idx)
+            .and_then(|o| usize::try_from(o).ok())
+            .ok_or(EINVAL)
+    }
+
+    /// The descriptor of a new request, checked against the device's capacity.
+    fn descriptor(&self, rq: &Request<Queue>, dir: u8) -> Result<SubmissionDescriptor> {
+        let tag = u16::try_from(rq.tag())
+            .ok()
+            .filter(|t| u32::from(*t) < self.depth)
+            .ok_or(EINVAL)?;
+        let route = self.cfg.route(dir).map_err(|_| EINVAL)?;
+        let mut d = SubmissionDescriptor {
+            tag,
+            opcode: abi::opcode(route.pipeline().id(), dir),
+            stage_start: 0,
+            placement: route.placement(),
+            nr_blocks: 0,
+            flags: if dir == abi::DIR_FLUSH {
+                0
+            } else {
+                self.cfg.flags
+            },
+            actors: [0; abi::MAX_STAGES as usize],
+            state: tag,
+            buf_index: 0,
+            lba: 0,
+            epochs: [0; abi::MAX_STAGES as usize],
+        };
+        if dir == abi::DIR_FLUSH {
+            return Ok(d);
+        }
+        // 4 KiB logical blocks: the block layer only sends whole, aligned blocks.
+        let sector = rq.sector();
+        let bytes = rq.bytes();
+        let spb = u64::from(abi::BLOCK_SIZE >> 9);
+        if sector % spb != 0 || bytes == 0 || bytes % abi::BLOCK_SIZE != 0 {
+            return Err(EIO);
+        }
+        let n = bytes / abi::BLOCK_SIZE;
+        let lba = sector / spb;
+        if n > abi::MAX_REQ_BLOCKS
+            || lba
+                .checked_add(u64::from(n))
+                .map_or(true, |e| e > self.capacity_blocks)
+        {
+            pr_warn_ratelimited!(
+                "{}: request of {n} blocks at {lba} is beyond the device\n",
+                &*self.name
+            );
+            return Err(EIO);
+        }
+        d.nr_blocks = n as u8;
+        d.lba = lba;
+        d.buf_index = u32::from(tag) * abi::MAX_REQ_BLOCKS;
+        for step in 0..route.steps() {
+            let Some(stage) = route.stage_index(step) else {
+                continue;
+            };
+            let i = usize::from(stage);
+            // One actor per stage kind (the device's actor table); its epoch as routed.
+            let actor = route.stages().get(stage).map_or(0, |s| s.actor_kind()) as u8;
+            d.actors[i] = actor;
+            let epoch = self
+                .layout
+                .epoch(actor)
+                .and_then(|o| self.pmr.atomic_u64(o as usize).ok())
+                .map_or(0, |e| e.load(Ordering::Acquire));
+            d.epochs[i] = crate::proto::request::epoch_tag(epoch);
+        }
+        Ok(d)
+    }
+
+    /// A write's state blob before its first stage: every block raw and whole.
+    fn init_state(&self, d: &SubmissionDescriptor) -> Result {
+        let mut st = ReqState::default();
+        for l in st.len.iter_mut().take(usize::from(d.nr_blocks)) {
+            *l = abi::BLOCK_SIZE as u16;
+        }
+        let off = self.layout.req_state(d.state).ok_or(EINVAL)?;
+        self.pmr.write_bytes(off as usize, &st.to_bytes())
+    }
+
+    /// Publishes `d` in the submission ring and rings the doorbell.
+    fn submit(&self, d: &SubmissionDescriptor) -> Result {
+        let entries = self.layout.params().ring_entries;
+        let hdr = self.layout.sq_header() as usize;
+        let mut tail = self.sq.lock();
+        // Acquire: the device has read the entries below its head.
+        let head = self.pmr.atomic_u32(hdr + hw::HEAD)?.load(Ordering::Acquire);
+        if tail.wrapping_sub(head) >= entries {
+            // Cannot happen with at most `entries` requests in flight; retry later if it does.
+            return Err(EBUSY);
+        }
+        let off = self.layout.sq_entry(*tail & (entries - 1)).ok_or(EINVAL)?;
+        self.pmr.write_bytes(off as usize, &d.to_bytes())?;
+        *tail = tail.wrapping_add(1);
+        // Release: the descriptor (and the buffers and state it names) before the tail.
+        self.pmr
+            .atomic_u32(hdr + hw::TAIL)?
+            .store(*tail, Ordering::Release);
+        self.regs
+            .atomic_u32(abi::REG_SQ_DOORBELL)?
+            .store(*tail, Ordering::Release);
+        self.stats.submitted.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Moves the request `tag` along its route from `hop`: device stages by a (re)submission,
+    /// the end by completing it. Host stages would run here, before the next hop; bind-time
+    /// configuration (`PipeConfig`) only accepts placements without them for now.
+    fn advance(&self, tag: u16, hop: Hop) {
+        match hop {
+            Hop::Host(step) => {
+                // The device handed over a request no placement sends to the host: its bug.
+                pr_warn_ratelimited!(
+                    "{}: request {tag} handed to the host at step {step}\n",
+                    &*self.name
+                );
+                self.finish(tag, Err(EIO));
+            }
+            Hop::Device(step) => {
+                let d = {
+                    let mut inflight = self.inflight.lock();
+                    let Some(Some(f)) = inflight.get_mut(usize::from(tag)) else {
+                        return;
+                    };
+                    f.desc.stage_start = step;
+                    f.desc
+                };
+                if let Err(e) = self.submit(&d) {
+                    self.finish(tag, Err(e));
+                }
+            }
+            Hop::Done => self.finish(tag, Ok(())),
+        }
+    }
+
+    /// Ends the request `tag`: a read's data goes to its pages first.
+    fn finish(&self, tag: u16, mut status: Result) {
+        let Some(f) = self
+            .inflight
+            .lock()
+            .get_mut(usize::from(tag))
+            .and_then(Option::take)
+        else {
+            return;
+        };
+        if status.is_ok() && abi::opcode_direction(f.desc.opcode) == abi::DIR_READ {
+            status = self
+                .buffers_offset(tag)
+                .and_then(|off| segments::from_pmr(&f.rq, &self.pmr, off));
+        }
+        if status.is_err() {
+            self.stats.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        self.stats.completed.fetch_add(1, Ordering::Relaxed);
+        if Request::end(f.rq, status).is_err() {
+            pr_warn_ratelimited!(
+                "{}: request {tag} still referenced at its end\n",
+                &*self.name
+            );
+        }
+    }
+
+    /// Consumes every published completion; returns how many.
+    pub(crate) fn reap(&self) -> u32 {
+        const BATCH: usize = 16;
+        let entries = self.layout.params().ring_entries;
+        let hdr = self.layout.cq_header() as usize;
+        let (Ok(tail_reg), Ok(head_reg)) = (
+            self.pmr.atomic_u32(hdr + hw::TAIL),
+            self.pmr.atomic_u32(hdr + hw::HEAD),
+        ) else {
+            return 0;
+        };
+        let mut total = 0;
+        loop {
+            let mut batch = [CompletionEntry::default(); BATCH];
+            let mut n = 0;
+            {
+                let mut head = self.cq.lock();
+                // Acquire: the entries below the tail were written before it.
+                let tail = tail_reg.load(Ordering::Acquire);
+                while *head != tail && n < BATCH {
+                    let mut raw = [0u8; core::mem::size_of::<CompletionEntry>()];
+                    let ok = self
+                        .layout
+                        .cq_entry(*head & (entries - 1))
+                        .map(|o| self.pmr.read_bytes(o as usize, &mut raw));
+                    let e = CompletionEntry::from_bytes(&raw);
+                    if !matches!(ok, Some(Ok(()))) || e.seq != *head {
+                        pr_warn_ratelimited!(
+                            "{}: completion slot {} holds sequence {}\n",
+                            &*self.name,
+                            *head,
+                            e.seq
+                        );
+                    }
+                    batch[n] = e;
+                    n += 1;
+                    *head = head.wrapping_add(1);
+                }
+                // Release: the entries are read before the device may reuse their slots.
+                head_reg.store(*head, Ordering::Release);
+            }
+            for e in &batch[..n] {
+                self.complete(e);
+            }
+            total += n as u32;
+            if n < BATCH {
+                return total;
+            }
+        }
+    }
+
+    fn complete(&self, e: &CompletionEntry) {
+        if u32::from(e.tag) >= self.depth {
+            pr_warn_ratelimited!(
+                "{}: completion for tag {} out of range\n",
+                &*self.name,
+                e.tag
+            );
+            return;
+        }
+        if e.status != abi::STATUS_OK {
+            pr_warn_ratelimited!(
+                "{}: request {} failed on the device: {}\n",
+                &*self.name,
+                e.tag,
+                e.status
+            );
+            self.finish(e.tag, Err(Error::from_errno(e.status)));
+            return;
+        }
+        let hop = if e.next_stage == abi::NEXT_STAGE_DONE {
+            Hop::Done
+        } else {
+            Hop::Host(e.next_stage)
+        };
+        self.advance(e.tag, hop);
+    }
+
+    /// Ends, with an error, every request still held (the device stopped without answering).
+    pub(crate) fn fail_all(&self) {
+        for tag in 0..self.depth {
+            self.finish(tag as u16, Err(EIO));
+        }
+    }
+}
+
+/// The blk-mq side of a device.
+pub(crate) struct Queue;
+
+#[vtable]
+impl Operations for Queue {
+    type QueueData = Arc<RefluxDev>;
+
+    fn queue_rq(dev: ArcBorrow<'_, RefluxDev>, rq: ARef<Request<Self>>, _is_last: bool) -> Result {
+        let dir = match rq.op() {
+            bindings::req_op_REQ_OP_READ => abi::DIR_READ,
+            bindings::req_op_REQ_OP_WRITE => abi::DIR_WRITE,
+            bindings::req_op_REQ_OP_FLUSH => abi::DIR_FLUSH,
+            _ => return Err(kernel::errno::eopnotsupp()),
+        };
+        let d = dev.descriptor(&rq, dir)?;
+        if rq.is_polled() {
+            dev.stats.polled.fetch_add(1, Ordering::Relaxed);
+        }
+        if dir == abi::DIR_WRITE {
+            segments::to_pmr(&rq, &dev.pmr, dev.buffers_offset(d.tag)?)?;
+            dev.init_state(&d)?;
+        }
+        let first = dev.cfg.route(dir).map_err(|_| EINVAL)?.first();
+        {
+            let mut inflight = dev.inflight.lock();
+            let slot = inflight.get_mut(usize::from(d.tag)).ok_or(EINVAL)?;
+            if slot.is_some() {
+                return Err(EBUSY);
+            }
+            *slot = Some(Inflight { rq, desc: d });
+        }
+        dev.advance(d.tag, first);
+        Ok(())
+    }
+
+    fn commit_rqs(_dev: ArcBorrow<'_, RefluxDev>) {}
+
+    fn poll(dev: ArcBorrow<'_, RefluxDev>) -> u32 {
+        dev.reap()
+    }
+}
+
+/// The device's completion interrupt.
+pub(crate) struct DevIrq {
+    pub(crate) dev: Arc<RefluxDev>,
+}
+
+impl Handler for DevIrq {
+    fn handle(&self) {
+        if let (Ok(seq), Ok(ack)) = (
+            self.dev.regs.atomic_u32(abi::REG_IRQ_SEQ),
+            self.dev.regs.atomic_u32(abi::REG_IRQ_ACK),
+        ) {
+            // Acknowledge before reaping: completions published after this raise a new
+            // interrupt, so none is left behind.
+            ack.store(seq.load(Ordering::Acquire), Ordering::Release);
+        }
+        self.dev.reap();
+    }
+}

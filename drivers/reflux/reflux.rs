@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! reflux: the host side of a ReFlux CXL computational-storage device, as a block device.
+//!
+//! The device (a CXL SSD; the software one in `tools/testing/reflux/` on cxl_test) is a platform
+//! device whose resource 0 is its register block and resource 1 its persistent memory region
+//! (PMR). This driver binds to it through the ABI alone (`abi.rs`): it checks the PMR's
+//! superblock, mounts it (a new generation, the rings reset), enables the device, and adds
+//! `/dev/refluxN`, a blk-mq disk of 4 KiB logical blocks. Applications use it unchanged: POSIX
+//! and io_uring, buffered and O_DIRECT, a file system on top.
+//!
+//! A request goes through the administrator's pipeline for the device (module parameters for
+//! now; per-range configfs attachment is not done): each stage placed on the host or on the
+//! device (`proto::pipeline::Route`). The driver copies a write's data into the request's PMR
+//! buffers, writes a 32-byte descriptor into the submission ring, publishes the ring's tail and
+//! rings the doorbell; the device runs its stages and answers in the completion ring. The
+//! completion is found by the device's interrupt (a threaded handler), or, for polled I/O
+//! (`IORING_SETUP_IOPOLL`), by the submitter polling the completion ring through blk-mq's poll
+//! queue. A write is acknowledged once the device has committed it to the PMR: that is the
+//! durability point (power-loss protection), so the disk has no volatile cache to flush.
+
+use kernel::{
+    block::mq::{gen_disk::GenDisk, TagSet},
+    memremap::{MapMode, MemRemap},
+    module_param,
+    platform::{DriverRegistration, PlatformDevice, PlatformDriver},
+    prelude::*,
+    str::CString,
+    sync::Arc,
+};
+
+/// The device ABI, shared with the software device.
+pub mod abi;
+/// The protocol's pure logic, shared with the software device and tested on the host.
+pub mod proto;
+
+mod hw;
+mod queue;
+mod segments;
+
+use proto::pipeline::Route;
+use queue::{DevIrq, Queue, RefluxDev};
+
+module! {
+    type: RefluxModule,
+    name: "reflux",
+    author: "cxlstack developers",
+    description: "ReFlux: per-stage compute placement for CXL computational storage (block device)",
+    license: "GPL",
+}
+
+module_param!(
+    static PIPELINE: u32 = abi::PIPELINE_PASSTHROUGH as u32,
+    name: "pipeline",
+    perm: 0o444,
+    desc: "pipeline of every device bound: 0 passthrough, 1 checksum, 2 compress, 3 encrypt"
+);
+module_param!(
+    static CHECKSUM: bool = false,
+    name: "checksum",
+    perm: 0o444,
+    desc: "add the optional checksum stage to the compress and encrypt pipelines"
+);
+module_param!(
+    static PLACEMENT: u32 = 0xff,
+    name: "placement",
+    perm: 0o444,
+    desc: "bit i: stage i of the pipeline runs on the device (default: every stage)"
+);
+module_param!(
+    static POLL_QUEUES: u32 = 1,
+    name: "poll_queues",
+    perm: 0o444,
+    desc: "hardware queues for polled I/O (io_uring IOPOLL), 0..=1"
+);
+module_param!(
+    static QUEUE_DEPTH: u32 = 64,
+    name: "queue_depth",
+    perm: 0o444,
+    desc: "requests in flight per device (1..=256, at most the device's ring and buffers)"
+);
+
+/// The administrator's pipeline, checked against the pipeline rules.
+#[derive(Clone, Copy)]
+pub(crate) struct PipeConfig {
+    pub(crate) pipeline: u8,
+    pub(crate) flags: u16,
+    pub(crate) placement: u8,
+}
+
+impl PipeConfig {
+    fn from_params(name: &CStr, caps: u64) -> Result<Self> {
+        let pipeline = u8::try_from(PIPELINE.get())
+            .ok()
+            .filter(|p| *p < abi::PIPELINE_COUNT)
+            .ok_or_else(|| {
+                pr_err!(
+                    "{name}: pipeline={} is not a pipeline (0..=3)\n",
+                    PIPELINE.get()
+                );
+                EINVAL
+            })?;
+        if caps & abi::cap_pipeline(pipeline) == 0 {
+            pr_err!("{name}: the device does not offer pipeline {pipeline}\n");
+            return Err(kernel::errno::eopnotsupp());
+        }
+        let flags = if CHECKSUM.get() {
+            abi::PIPE_FLAG_CHECKSUM
+        } else {
+            0
+        };
+        let stages = proto::pipeline::Pipeline::from_id(pipeline)
+            .and_then(|p| p.stages(flags))
+            .map_err(|e| {
+                pr_err!("{name}: pipeline {pipeline} with flags {flags:#x}: {e:?}\n");
+                EINVAL
+            })?;
+        // Bits past the stage count mean nothing: "every stage on the device" is any mask.
+        let all = (1u32 << stages.len()) - 1;
+        let placement = (PLACEMENT.get() & all) as u8;
+        let cfg = Self {
+            pipeline,
+            flags,
+            placement,
+        };
+        for dir in [abi::DIR_READ, abi::DIR_WRITE] {
+            cfg.route(dir).map_err(|e| {
+                pr_err!("{name}: pipeline {pipeline} placement {placement:#x}: {e:?}\n");
+                EINVAL
+            })?;
+        }
+        if placement as u32 != all {
+            // The host side of a hand-over is not wired to the actor engines yet.
+            pr_err!(
+                "{name}: host-placed stages are not supported yet (placement {placement:#x})\n"
+            );
+            return Err(kernel::errno::eopnotsupp());
+        }
+        Ok(cfg)
+    }
+
+    /// The route of a request of direction `dir` through this pipeline.
+    pub(crate) fn route(
+        &self,
+        dir: u8,
+    ) -> core::result::Result<Route, proto::pipeline::PipelineError> {
+        let placement = if dir == abi::DIR_FLUSH {
+            0
+        } else {
+            self.placement
+        };
+        let pipeline = if dir == abi::DIR_FLUSH {
+            abi::PIPELINE_PASSTHROUGH
+        } else {
+            self.pipeline
+        };
+        let flags = if dir == abi::DIR_FLUSH { 0 } else { self.flags };
+        Route::new(abi::opcode(pipeline, dir), flags, placement)
+    }
+}
+
+/// A bound device: its disk, then its interrupt, then the device itself.
+struct Bound {
+    dev: Arc<RefluxDev>,
+    // Dropped first: no request reaches the device after this.
+    disk: Option<GenDisk<Queue>>,
+    irq: Option<kernel::irq::Registration<DevIrq>>,
+}
+
+struct RefluxDriver;
+
+impl PlatformDriver for RefluxDriver {
+    type Data = KBox<Bound>;
+    const NAME: &'static CStr = kernel::c_str!("reflux");
+
+    fn probe(pdev: &PlatformDevice) -> Result<Self::Data> {
+        let name = CString::try_from_fmt(kernel::fmt!("reflux{}", pdev.id()))?;
+        let (Some(regs_res), Some(pmr_res)) = (pdev.mem_resource(0), pdev.mem_resource(1)) else {
+            pr_err!("{}: needs a register and a PMR resource\n", &*name);
+            return Err(ENXIO);
+        };
+        if regs_res.size < abi::REGISTER_BLOCK_SIZE as u64 {
+            pr_err!(
+                "{}: register block of {} bytes is too small\n",
+                &*name,
+                regs_res.size
+            );
+            return Err(ENXIO);
+        }
+        let regs = MemRemap::new(regs_res, MapMode::WriteBack)?;
+        let id = hw::identify(&regs, &name)?;
+        if id.pmr_size > pmr_res.size {
+            pr_err!(
+                "{}: device reports {} bytes of PMR, resource has {}\n",
+                &*name,
+                id.pmr_size,
+                pmr_res.size
+            );
+            return Err(ENXIO);
+        }
+        let cfg = PipeConfig::from_params(&name, id.caps)?;
+        let pmr = MemRemap::new(pmr_res, MapMode::WriteBack)?;
+        let layout = hw::mount(&pmr, &id, &name, 0)?;
+        let irq_line = pdev.irq(0).filter(|_| id.caps & abi::CAP_IRQ != 0);
+        let dev = RefluxDev::new(name, regs, pmr, layout, id, cfg, QUEUE_DEPTH.get())?;
+        hw::enable(&dev.regs, &dev.name)?;
+        let mut bound = KBox::new(
+            Bound {
+                dev: dev.clone(),
+                disk: None,
+                irq: None,
+            },
+            GFP_KERNEL,
+        )?;
+        // From here on, dropping `bound` disables the device.
+        match irq_line {
+            Some(n) => {
+                let handler = Arc::new(DevIrq { dev: dev.clone() }, GFP_KERNEL)?;
+                bound.irq = Some(kernel::irq::Registration::new(n, &dev.name, handler)?);
+                hw::set_irq(&dev.regs, true)?;
+            }
+            None => pr_info!("{}: no interrupt: completions are polled\n", &*dev.name),
+        }
+        let poll_queues = POLL_QUEUES.get();
+        if poll_queues > 1 {
+            pr_err!(
+                "{}: poll_queues={poll_queues} is out of range 0..=1\n",
+                &*dev.name
+            );
+            return Err(EINVAL);
+        }
+        let tagset = Arc::pin_init(
+            TagSet::new_with_poll_queues(1 + poll_queues, dev.depth, poll_queues),
+            GFP_KERNEL,
+        )?;
+        let disk = kernel::block::mq::gen_disk::GenDiskBuilder::new()
+            .logical_block_size(abi::BLOCK_SIZE)?
+            .physical_block_size(abi::BLOCK_SIZE)?
+            .capacity_sectors(dev.capacity_blocks << (abi::BLOCK_SHIFT - 9))
+            .max_hw_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
+            .build(kernel::fmt!("{}", &*dev.name), tagset, dev.clone())?;
+        bound.disk = Some(disk);
+        pr_info!(
+            "/dev/{}: ABI {}.{}, {} MiB, {} device cores, pipeline {} flags {:#x} placement {:#x}, depth {}, {}\n",
+            &*dev.name,
+            abi::version_major(id.version),
+            abi::version_minor(id.version),
+            dev.capacity_blocks >> (20 - abi::BLOCK_SHIFT),
+            id.nr_cores,
+            cfg.pipeline,
+            cfg.flags,
+            cfg.placement,
+            dev.depth,
+            if bound.irq.is_some() { "interrupts" } else { "polled" }
+        );
+        Ok(bound)
+    }
+
+    fn remove(pdev: &PlatformDevice, bound: Self::Data) {
+        drop(bound);
+        pr_info!("reflux{}: unbound\n", pdev.id());
+    }
+}
+
+impl Drop for Bound {
+    fn drop(&mut self) {
+        // The disk first: `del_gendisk` waits for every request in flight.
+        drop(self.disk.take());
+        let _ = hw::set_irq(&self.dev.regs, false);
+        drop(self.irq.take());
+        if hw::disable(&self.dev.regs, &self.dev.name).is_ok() {
+            hw::unmount(&self.dev.pmr);
+        }
+        // Requests the device abandoned while stopping; none can be in flight here.
+        self.dev.fail_all();
+    }
+}
+
+struct RefluxModule {
+    _driver: Pin<KBox<DriverRegistration<RefluxDriver>>>,
+}
+
+impl kernel::Module for RefluxModule {
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        let driver = KBox::pin_init(DriverRegistration::register(module), GFP_KERNEL)?;
+        Ok(Self { _driver: driver })
+    }
+}
