@@ -25,8 +25,12 @@ use kernel::{
 
 use crate::{
     abi::{self, CompletionEntry, PmrLayout, ReqState, SubmissionDescriptor},
+    actor::exec::{self, Plan, Scratch},
     hw::{self, Identity},
-    proto::pipeline::Hop,
+    proto::{
+        pipeline::{Hop, Side},
+        request,
+    },
     segments, PipeConfig,
 };
 
@@ -43,6 +47,11 @@ pub(crate) struct Stats {
     pub(crate) completed: AtomicU64,
     pub(crate) errors: AtomicU64,
     pub(crate) polled: AtomicU64,
+    pub(crate) host_runs: AtomicU64,
+    /// Bytes of finished writes, as the application wrote them.
+    pub(crate) written_bytes: AtomicU64,
+    /// Bytes the device stored for them (smaller when compression helped).
+    pub(crate) stored_bytes: AtomicU64,
 }
 
 /// One bound device: the queue data of its disk.
@@ -51,7 +60,7 @@ pub(crate) struct RefluxDev {
     pub(crate) name: CString,
     pub(crate) regs: MemRemap,
     pub(crate) pmr: MemRemap,
-    layout: PmrLayout,
+    pub(crate) layout: PmrLayout,
     pub(crate) capacity_blocks: u64,
     pub(crate) depth: u32,
     cfg: PipeConfig,
@@ -64,6 +73,9 @@ pub(crate) struct RefluxDev {
     /// Indexed by tag.
     #[pin]
     inflight: SpinLock<KVec<Option<Inflight>>>,
+    /// Where host-placed stages run: one request at a time per device for now.
+    #[pin]
+    scratch: SpinLock<Scratch>,
     pub(crate) stats: Stats,
 }
 
@@ -95,6 +107,7 @@ impl RefluxDev {
         for _ in 0..depth {
             inflight.push(None, GFP_KERNEL)?;
         }
+        let scratch = Scratch::new()?;
         Arc::pin_init(
             pin_init!(Self {
                 name,
@@ -107,6 +120,7 @@ impl RefluxDev {
                 sq <- new_spinlock!(0),
                 cq <- new_spinlock!(0),
                 inflight <- new_spinlock!(inflight),
+                scratch <- new_spinlock!(scratch),
                 stats: Stats::default(),
             }),
             GFP_KERNEL,
@@ -224,33 +238,52 @@ impl RefluxDev {
         Ok(())
     }
 
-    /// Moves the request `tag` along its route from `hop`: device stages by a (re)submission,
-    /// the end by completing it. Host stages would run here, before the next hop; bind-time
-    /// configuration (`PipeConfig`) only accepts placements without them for now.
-    fn advance(&self, tag: u16, hop: Hop) {
-        match hop {
-            Hop::Host(step) => {
-                // The device handed over a request no placement sends to the host: its bug.
-                pr_warn_ratelimited!(
-                    "{}: request {tag} handed to the host at step {step}\n",
-                    &*self.name
-                );
-                self.finish(tag, Err(EIO));
-            }
-            Hop::Device(step) => {
-                let d = {
-                    let mut inflight = self.inflight.lock();
-                    let Some(Some(f)) = inflight.get_mut(usize::from(tag)) else {
-                        return;
+    /// Runs the host-placed steps of the request `tag` from `step` (the same actor code the
+    /// device runs, over the same PMR buffers and state blob) and returns where it goes next.
+    fn host_run(&self, tag: u16, step: u8) -> Result<Hop> {
+        let desc = match self.inflight.lock().get(usize::from(tag)) {
+            Some(Some(f)) => f.desc,
+            _ => return Err(EINVAL),
+        };
+        let req = request::Request::validate(&desc, &self.layout.params()).map_err(|_| EINVAL)?;
+        let run = req.route().run(Side::Host, step).map_err(|_| EINVAL)?;
+        let fail = |e: exec::ExecError| {
+            pr_warn_ratelimited!("{}: request {tag} on the host: {e}\n", &*self.name);
+            Error::from_errno(e.status())
+        };
+        let plan = Plan::new(&self.pmr, &self.layout, &req, run).map_err(fail)?;
+        let mut scratch = self.scratch.lock();
+        exec::run_stages(&self.pmr, &self.layout, &req, &plan, &mut scratch, &mut ())
+            .map_err(fail)?;
+        self.stats.host_runs.fetch_add(1, Ordering::Relaxed);
+        Ok(run.next)
+    }
+
+    /// Moves the request `tag` along its route from `hop`: host stages here, device stages by a
+    /// (re)submission, the end by completing it.
+    fn advance(&self, tag: u16, mut hop: Hop) {
+        loop {
+            match hop {
+                Hop::Host(step) => match self.host_run(tag, step) {
+                    Ok(next) => hop = next,
+                    Err(e) => return self.finish(tag, Err(e)),
+                },
+                Hop::Device(step) => {
+                    let d = {
+                        let mut inflight = self.inflight.lock();
+                        let Some(Some(f)) = inflight.get_mut(usize::from(tag)) else {
+                            return;
+                        };
+                        f.desc.stage_start = step;
+                        f.desc
                     };
-                    f.desc.stage_start = step;
-                    f.desc
-                };
-                if let Err(e) = self.submit(&d) {
-                    self.finish(tag, Err(e));
+                    if let Err(e) = self.submit(&d) {
+                        self.finish(tag, Err(e));
+                    }
+                    return;
                 }
+                Hop::Done => return self.finish(tag, Ok(())),
             }
-            Hop::Done => self.finish(tag, Ok(())),
         }
     }
 
@@ -352,6 +385,15 @@ impl RefluxDev {
             return;
         }
         let hop = if e.next_stage == abi::NEXT_STAGE_DONE {
+            if let Some(Some(f)) = self.inflight.lock().get(usize::from(e.tag)) {
+                if abi::opcode_direction(f.desc.opcode) == abi::DIR_WRITE {
+                    let n = u64::from(f.desc.nr_blocks) * u64::from(abi::BLOCK_SIZE);
+                    self.stats.written_bytes.fetch_add(n, Ordering::Relaxed);
+                    self.stats
+                        .stored_bytes
+                        .fetch_add(u64::from(e.stored_bytes), Ordering::Relaxed);
+                }
+            }
             Hop::Done
         } else {
             Hop::Host(e.next_stage)

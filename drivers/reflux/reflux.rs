@@ -31,9 +31,12 @@ use kernel::{
 
 /// The device ABI, shared with the software device.
 pub mod abi;
+/// The actors' engines, shared with the software device: host-placed stages run here.
+pub mod actor;
 /// The protocol's pure logic, shared with the software device and tested on the host.
 pub mod proto;
 
+mod debugfs;
 mod hw;
 mod queue;
 mod segments;
@@ -129,13 +132,6 @@ impl PipeConfig {
                 EINVAL
             })?;
         }
-        if placement as u32 != all {
-            // The host side of a hand-over is not wired to the actor engines yet.
-            pr_err!(
-                "{name}: host-placed stages are not supported yet (placement {placement:#x})\n"
-            );
-            return Err(kernel::errno::eopnotsupp());
-        }
         Ok(cfg)
     }
 
@@ -162,6 +158,7 @@ impl PipeConfig {
 /// A bound device: its disk, then its interrupt, then the device itself.
 struct Bound {
     dev: Arc<RefluxDev>,
+    _debugfs: Option<kernel::debugfs::Dir>,
     // Dropped first: no request reaches the device after this.
     disk: Option<GenDisk<Queue>>,
     irq: Option<kernel::irq::Registration<DevIrq>>,
@@ -207,6 +204,7 @@ impl PlatformDriver for RefluxDriver {
         let mut bound = KBox::new(
             Bound {
                 dev: dev.clone(),
+                _debugfs: None,
                 disk: None,
                 irq: None,
             },
@@ -240,6 +238,27 @@ impl PlatformDriver for RefluxDriver {
             .max_hw_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
             .build(kernel::fmt!("{}", &*dev.name), tagset, dev.clone())?;
         bound.disk = Some(disk);
+        let mut dir = kernel::debugfs::Dir::new(&dev.name);
+        dir.show_file(
+            kernel::c_str!("stats"),
+            Arc::new(debugfs::DevStats { dev: dev.clone() }, GFP_KERNEL)?,
+        )?;
+        if id.caps & abi::CAP_FAULT_INJECT != 0 {
+            dir.store_file(
+                kernel::c_str!("corrupt_lba"),
+                Arc::new(debugfs::CorruptLba { dev: dev.clone() }, GFP_KERNEL)?,
+            )?;
+        }
+        let peek = Arc::new(
+            debugfs::Peek {
+                dev: dev.clone(),
+                lba: core::sync::atomic::AtomicU64::new(0),
+            },
+            GFP_KERNEL,
+        )?;
+        dir.store_file(kernel::c_str!("peek_lba"), peek.clone())?;
+        dir.show_file(kernel::c_str!("peek"), peek)?;
+        bound._debugfs = Some(dir);
         pr_info!(
             "/dev/{}: ABI {}.{}, {} MiB, {} device cores, pipeline {} flags {:#x} placement {:#x}, depth {}, {}\n",
             &*dev.name,
@@ -280,8 +299,34 @@ struct RefluxModule {
     _driver: Pin<KBox<DriverRegistration<RefluxDriver>>>,
 }
 
+/// Checks the parameters that do not depend on a device, so that a bad one fails the load.
+fn check_params() -> Result {
+    let name = kernel::c_str!("reflux");
+    if PLACEMENT.get() > 0xff {
+        pr_err!(
+            "placement={:#x} has bits above the 8 stages a placement can name\n",
+            PLACEMENT.get()
+        );
+        return Err(EINVAL);
+    }
+    if !(1..=256).contains(&QUEUE_DEPTH.get()) {
+        pr_err!(
+            "queue_depth={} is out of range 1..=256\n",
+            QUEUE_DEPTH.get()
+        );
+        return Err(EINVAL);
+    }
+    if POLL_QUEUES.get() > 1 {
+        pr_err!("poll_queues={} is out of range 0..=1\n", POLL_QUEUES.get());
+        return Err(EINVAL);
+    }
+    // Every pipeline capability: only the pipeline rules are checked here.
+    PipeConfig::from_params(name, u64::MAX).map(|_| ())
+}
+
 impl kernel::Module for RefluxModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
+        check_params()?;
         let driver = KBox::pin_init(DriverRegistration::register(module), GFP_KERNEL)?;
         Ok(Self { _driver: driver })
     }

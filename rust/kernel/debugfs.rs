@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! debugfs directories holding read-only files whose contents a Rust type renders.
+//! debugfs directories holding read-only files whose contents a Rust type renders, and
+//! write-only files whose writes a Rust type handles (test hooks such as fault injection).
 //!
 //! C header: [`include/linux/debugfs.h`](srctree/include/linux/debugfs.h)
 //!
@@ -72,6 +73,7 @@ impl fmt::Write for SeqWriter<'_> {
 pub struct Dir {
     dentry: *mut bindings::dentry,
     data: KVec<Arc<dyn Show>>,
+    stores: KVec<Arc<dyn Store>>,
 }
 
 // SAFETY: the dentry pointer is only passed to debugfs functions, which may be called from any
@@ -93,6 +95,7 @@ impl Dir {
         Self {
             dentry,
             data: KVec::new(),
+            stores: KVec::new(),
         }
     }
 
@@ -115,6 +118,80 @@ impl Dir {
             )
         };
         Ok(())
+    }
+}
+
+impl Dir {
+    /// Creates a write-only file (mode 0200) whose writes `data` handles; the directory keeps
+    /// `data`. A write of more than [`STORE_MAX`] bytes fails with `EINVAL`; the result of
+    /// [`Store::store`] is the result of the write.
+    pub fn store_file<T: Store + 'static>(&mut self, name: &CStr, data: Arc<T>) -> Result {
+        let ptr = (&*data as *const T).cast::<c_void>().cast_mut();
+        self.stores.push(data, GFP_KERNEL)?;
+        // SAFETY: as in `show_file`: `ptr` is kept alive in `stores` until after the removal.
+        unsafe {
+            bindings::debugfs_create_file(
+                name.as_char_ptr(),
+                0o200,
+                self.dentry,
+                ptr,
+                StoreFops::<T>::build(),
+            )
+        };
+        Ok(())
+    }
+}
+
+/// The longest write a [`Store`] file takes.
+pub const STORE_MAX: usize = 64;
+
+/// What a write-only debugfs file does with one write.
+pub trait Store: Send + Sync {
+    /// Handles `input`, the bytes of one `write()` (at most [`STORE_MAX`]).
+    fn store(&self, input: &[u8]) -> Result;
+}
+
+struct StoreFops<T>(PhantomData<T>);
+
+impl<T: Store> StoreFops<T> {
+    const VTABLE: bindings::file_operations = bindings::file_operations {
+        open: Some(bindings::simple_open),
+        write: Some(store_write::<T>),
+        // SAFETY: as in `ShowFops`.
+        ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+    };
+
+    fn build() -> &'static bindings::file_operations {
+        &Self::VTABLE
+    }
+}
+
+/// # Safety
+///
+/// Called by debugfs for a file created by [`Dir::store_file`] with a `T`, opened with
+/// `simple_open` (which put the `T` in `private_data`).
+unsafe extern "C" fn store_write<T: Store>(
+    file: *mut bindings::file,
+    buf: *const crate::ffi::c_char,
+    count: usize,
+    _ppos: *mut bindings::loff_t,
+) -> isize {
+    if count > STORE_MAX {
+        return EINVAL.to_errno() as isize;
+    }
+    let mut kbuf = [0u8; STORE_MAX];
+    // SAFETY: `kbuf` has room for `count <= STORE_MAX` bytes; `buf` is the user pointer of the
+    // write, checked by `copy_from_user`.
+    let left = unsafe { bindings::copy_from_user(kbuf.as_mut_ptr().cast(), buf.cast(), count) };
+    if left != 0 {
+        return EFAULT.to_errno() as isize;
+    }
+    // SAFETY: `private_data` is the `T` of the file, alive while the file is registered; writes
+    // are drained before it is removed.
+    let data = unsafe { &*(*file).private_data.cast::<T>() };
+    match data.store(&kbuf[..count]) {
+        Ok(()) => count as isize,
+        Err(e) => e.to_errno() as isize,
     }
 }
 

@@ -9,6 +9,11 @@
  * logical blocks fail with a clear errno and change nothing. Every buffer
  * carries its offset and a per-run seed, so a block read from the wrong
  * place, a stale block or a torn write cannot pass.
+ *
+ * REFLUX_SLICE=i/n keeps the random and overlap tests in the i-th of n equal
+ * slices of the device: data is readable only through the pipeline that
+ * wrote it (a block another pipeline encrypted reads as EIO), so runs under
+ * different pipelines must not share blocks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,7 +78,8 @@ static void *aligned(size_t len)
 
 FIXTURE(dev) {
 	int fd_direct, fd_buffered;
-	uint64_t size;
+	uint64_t size;		/* the device */
+	uint64_t base, span;	/* the slice the random tests use */
 	uint8_t *wbuf, *rbuf;
 };
 
@@ -90,7 +96,17 @@ FIXTURE_SETUP(dev)
 	self->fd_buffered = open(DEV, O_RDWR);
 	ASSERT_LE(0, self->fd_buffered);
 	ASSERT_EQ(0, ioctl(self->fd_direct, BLKGETSIZE64, &self->size));
-	ASSERT_LE(8 * MAX_IO, self->size);
+	self->base = 0;
+	self->span = self->size;
+	if (getenv("REFLUX_SLICE")) {
+		unsigned int i, n;
+
+		ASSERT_EQ(2, sscanf(getenv("REFLUX_SLICE"), "%u/%u", &i, &n));
+		ASSERT_LT(i, n);
+		self->span = self->size / n / MAX_IO * MAX_IO;
+		self->base = i * self->span;
+	}
+	ASSERT_LE(8 * MAX_IO, self->span);
 	self->wbuf = aligned(MAX_IO);
 	self->rbuf = aligned(MAX_IO);
 	ASSERT_NE(NULL, self->wbuf);
@@ -98,8 +114,9 @@ FIXTURE_SETUP(dev)
 	rng_state = seed ? strtoull(seed, NULL, 0) : (uint64_t)time(NULL) * 2654435761u + getpid();
 	if (!rng_state)
 		rng_state = 1;
-	TH_LOG("seed %#llx, device %llu bytes", (unsigned long long)rng_state,
-	       (unsigned long long)self->size);
+	TH_LOG("seed %#llx, device %llu bytes, slice %llu+%llu", (unsigned long long)rng_state,
+	       (unsigned long long)self->size, (unsigned long long)self->base,
+	       (unsigned long long)self->span);
 }
 
 FIXTURE_TEARDOWN(dev)
@@ -149,8 +166,9 @@ TEST_F(dev, direct_random)
 		size_t len;
 		uint64_t off;
 
-		pick(self->size, LBS, &len, &off);
-		write_read(_metadata, self, self->fd_direct, self->fd_direct, len, off, rnd());
+		pick(self->span, LBS, &len, &off);
+		write_read(_metadata, self, self->fd_direct, self->fd_direct, len, self->base + off,
+			   rnd());
 	}
 }
 
@@ -162,14 +180,15 @@ TEST_F(dev, buffered_random)
 		size_t len;
 		uint64_t off;
 
-		pick(self->size, SECTOR, &len, &off);
-		write_read(_metadata, self, self->fd_buffered, self->fd_buffered, len, off, rnd());
+		pick(self->span, SECTOR, &len, &off);
+		write_read(_metadata, self, self->fd_buffered, self->fd_buffered, len,
+			   self->base + off, rnd());
 	}
 	/* Through the page cache and back from the device: flush, drop, read direct. */
 	ASSERT_EQ(0, fsync(self->fd_buffered));
 	{
 		size_t len = 256 << 10;
-		uint64_t off = 3 * MAX_IO + 4096;
+		uint64_t off = self->base + 3 * MAX_IO + 4096;
 		uint64_t tag = rnd();
 		long at;
 
@@ -185,7 +204,7 @@ TEST_F(dev, buffered_random)
 
 TEST_F(dev, overlap_last_wins)
 {
-	uint64_t off = 5 * MAX_IO + 3 * LBS;
+	uint64_t off = self->base + 5 * MAX_IO + 3 * LBS;
 	uint64_t t1 = rnd(), t2 = rnd();
 	uint8_t *want = aligned(MAX_IO);
 	long at;
@@ -236,7 +255,7 @@ TEST_F(dev, beyond_the_end)
 
 TEST_F(dev, unaligned_direct)
 {
-	uint64_t off = 6 * MAX_IO;
+	uint64_t off = self->base + 6 * MAX_IO;
 	uint64_t tag = rnd();
 	long at;
 

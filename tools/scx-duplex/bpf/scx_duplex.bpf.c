@@ -114,6 +114,16 @@ static void account(s32 cluster, u32 cls, s64 sign)
 	__sync_fetch_and_add(&a->tasks, sign);
 }
 
+/*
+ * The id of the task's cgroup in the cgroup2 hierarchy, where the hints are.
+ * Not scx_bpf_task_cgroup(): that is the cpu controller's cgroup, the root
+ * unless the administrator enabled +cpu down to the hinted cgroups.
+ */
+static u64 task_cgroup_id(struct task_struct *p)
+{
+	return BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id);
+}
+
 /* The task's class: its process's own hint, else its cgroup's. */
 static u32 class_of(struct task_struct *p, u64 cgid)
 {
@@ -208,7 +218,6 @@ s32 BPF_STRUCT_OPS(duplex_select_cpu, struct task_struct *p, s32 prev_cpu, u64 w
 void BPF_STRUCT_OPS(duplex_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tc = bpf_task_storage_get(&task_ctxs, p, 0, 0);
-	struct cgroup *cg;
 	u32 cls, i;
 	s32 cl;
 
@@ -216,10 +225,7 @@ void BPF_STRUCT_OPS(duplex_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_dispatch(p, SCX_DSQ_GLOBAL, slice_ns, enq_flags);
 		return;
 	}
-	/* Under the rq lock: the task's cgroup, and so its class, are stable here. */
-	cg = scx_bpf_task_cgroup(p);
-	cls = class_of(p, cg->kn->id);
-	bpf_cgroup_release(cg);
+	cls = class_of(p, task_cgroup_id(p));
 	if (cls != tc->cls) {
 		account(tc->cluster, tc->cls, -1);
 		tc->cls = cls;

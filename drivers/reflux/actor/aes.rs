@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The AES engine: lib/crypto's AES (`aes_expandkey`, `aes_encrypt`, `aes_decrypt`) as the
+//! [`BlockCipher`] under [`Xts`], and a per-context cache of the expanded XTS key.
+//!
+//! lib/crypto's AES is the generic, table-based implementation: not constant-time on every CPU,
+//! and without the AES-NI speed of the crypto API's `xts(aes)`. It is what both sides can call
+//! without allocating a transform per request, which is what an actor that may run on either
+//! side needs; the engine's speed is modelled anyway (`proto::pacing`).
+
+use core::ptr;
+use core::sync::atomic::{compiler_fence, Ordering};
+
+use kernel::{bindings, prelude::*};
+
+use crate::abi::XTS_KEY_SIZE;
+use crate::proto::xts::{BlockCipher, Xts, BLOCK};
+
+/// Bytes of one AES-256 key, half of an XTS key.
+const AES256_KEY: usize = XTS_KEY_SIZE / 2;
+
+/// One AES key, expanded for encryption and decryption.
+///
+/// # Invariants
+///
+/// `ctx` was filled by a successful `aes_expandkey`.
+pub struct AesCtx {
+    ctx: bindings::crypto_aes_ctx,
+}
+
+impl AesCtx {
+    /// Expands `key` (16, 24 or 32 bytes: AES-128, -192 or -256); `EINVAL` for another length.
+    pub fn new(key: &[u8]) -> Result<Self> {
+        let len = u32::try_from(key.len()).map_err(|_| EINVAL)?;
+        let mut ctx = bindings::crypto_aes_ctx::default();
+        // SAFETY: `ctx` is a writable `crypto_aes_ctx`; `key` is `len` readable bytes. The
+        // function checks the length and writes nothing else.
+        let ret = unsafe { bindings::aes_expandkey(&mut ctx, key.as_ptr(), len) };
+        if ret != 0 {
+            return Err(EINVAL);
+        }
+        // INVARIANT: expanded successfully above.
+        Ok(Self { ctx })
+    }
+}
+
+impl BlockCipher for AesCtx {
+    fn encrypt_block(&self, block: &mut [u8; BLOCK]) {
+        // lib/crypto reads the whole input before it writes the output, but the documentation
+        // does not promise that in-place works: encrypt from a copy.
+        let input = *block;
+        // SAFETY: `ctx` is an expanded key (type invariant); `input` and `block` are 16 bytes
+        // each and do not overlap.
+        unsafe { bindings::aes_encrypt(&self.ctx, block.as_mut_ptr(), input.as_ptr()) };
+    }
+
+    fn decrypt_block(&self, block: &mut [u8; BLOCK]) {
+        let input = *block;
+        // SAFETY: as in `encrypt_block`.
+        unsafe { bindings::aes_decrypt(&self.ctx, block.as_mut_ptr(), input.as_ptr()) };
+    }
+}
+
+impl Drop for AesCtx {
+    fn drop(&mut self) {
+        // Wipe the key schedule (the kernel's `memzero_explicit`): volatile stores, then a
+        // compiler barrier, so that the compiler cannot drop the stores to memory about to be
+        // freed. Key management is out of scope, but a freed key schedule should not linger.
+        for w in self.ctx.key_enc.iter_mut() {
+            // SAFETY: `w` is a valid, exclusive reference to a `u32`.
+            unsafe { ptr::write_volatile(w, 0) };
+        }
+        for w in self.ctx.key_dec.iter_mut() {
+            // SAFETY: as above.
+            unsafe { ptr::write_volatile(w, 0) };
+        }
+        compiler_fence(Ordering::SeqCst);
+    }
+}
+
+/// An XTS-AES-256 context and the key it was expanded from, so that an engine expands a key
+/// once and not for every request.
+pub struct XtsCache {
+    key: [u8; XTS_KEY_SIZE],
+    xts: Option<Xts<AesCtx>>,
+}
+
+impl XtsCache {
+    /// A cache holding no key. Allocate it once per engine context (it is about 1 KiB).
+    pub fn new() -> Result<KBox<Self>> {
+        Ok(KBox::new(
+            Self {
+                key: [0; XTS_KEY_SIZE],
+                xts: None,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// The XTS context of `key` (data key, then tweak key, AES-256 each), expanding it if the
+    /// cache holds another.
+    pub fn get(&mut self, key: &[u8; XTS_KEY_SIZE]) -> Result<&Xts<AesCtx>> {
+        if self.xts.is_none() || self.key != *key {
+            // Drop the old context (wiping it) before expanding the new one.
+            self.xts = None;
+            let (data, tweak) = key.split_at(AES256_KEY);
+            self.xts = Some(Xts::new(AesCtx::new(data)?, AesCtx::new(tweak)?));
+            self.key = *key;
+        }
+        self.xts.as_ref().ok_or(EINVAL)
+    }
+}
+
+impl Drop for XtsCache {
+    fn drop(&mut self) {
+        for b in self.key.iter_mut() {
+            // SAFETY: `b` is a valid, exclusive reference to a byte.
+            unsafe { ptr::write_volatile(b, 0) };
+        }
+        compiler_fence(Ordering::SeqCst);
+    }
+}

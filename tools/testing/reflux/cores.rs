@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The engine cores: the device's embedded CPUs that run device-placed stages.
+//!
+//! Each core is a kernel thread that takes descriptors from the SQ (the cores share the one SQ
+//! consumer role under the device's `sq` lock), validates them, and runs the device's part of
+//! the request (`Route::run(Side::Device, stage_start)`): load, the device-placed steps through
+//! the shared actor engines, commit; or, for a flush, waits until every write committed before
+//! it has drained to NAND. It answers every descriptor with exactly one completion: the host's
+//! next step, or done with a status. A descriptor that does not validate is answered with
+//! `EINVAL`; nothing in it is trusted before that.
+//!
+//! Speed: the cores run on host CPUs, so after each step on each block they owe the difference
+//! between the host's time and the modelled engine's ([`Pacer`], at the controller's current
+//! speed, halved while throttled) and sleep it off. The time from taking a request to completing
+//! it, sleeps included, is the core's busy time, the thermal model's heat.
+//!
+//! When the SQ is empty a core polls it with short sleeps and, after a while without work, with
+//! millisecond naps (hardware would watch the doorbell; the tail in the PMR is what the doorbell
+//! announces). A core asked to stop finishes the request it holds, completion included, and
+//! exits: nothing is left half-done, and requests still in the SQ stay there for the host.
+
+use core::sync::atomic::Ordering;
+
+use kernel::{kthread, pr_warn_ratelimited, prelude::*, sync::Arc, time::Ktime};
+
+use crate::abi::{self, SubmissionDescriptor, BLOCK_SIZE, NEXT_STAGE_DONE};
+use crate::actor::exec::{self, ExecError, Plan, Scratch, StageObserver};
+use crate::dev::{Completion, Dev};
+use crate::proto::pacing::{Pacer, PacerParams};
+use crate::proto::pipeline::{Direction, Hop, Side, Stage, MAX_STAGES};
+use crate::proto::request::Request;
+use crate::store;
+
+/// Idle polls (of 10–50 µs) before a core naps a millisecond at a time: about 50 ms.
+const IDLE_POLLS_BEFORE_NAP: u32 = 2_000;
+
+/// Monotonic time in nanoseconds.
+pub(crate) fn now_ns() -> u64 {
+    u64::try_from(Ktime::ktime_get().to_ns()).unwrap_or(0)
+}
+
+/// Paces a core and accounts its busy time, step by step.
+struct Busy<'a> {
+    dev: &'a Dev,
+    pacer: &'a mut Pacer,
+    /// Busy time is accounted up to here.
+    mark: u64,
+}
+
+impl Busy<'_> {
+    /// Adds the time since the last mark to the device's busy time.
+    fn account(&mut self) {
+        let now = now_ns();
+        self.dev
+            .busy_ns
+            .fetch_add(now.saturating_sub(self.mark), Ordering::Relaxed);
+        self.mark = now;
+    }
+}
+
+impl StageObserver for Busy<'_> {
+    fn stage_done(&mut self, _stage: Stage, _bytes: usize, host_ns: u64) {
+        let speed = self.dev.speed_permille.load(Ordering::Relaxed);
+        if let Some(owed) = self.pacer.charge(host_ns, speed) {
+            let t0 = now_ns();
+            let us = owed / 1000;
+            // The range lets the timer coalesce; oversleep is credited by the pacer. A stop
+            // request wakes the sleep early; the pacer then still owes the rest, which no one
+            // collects.
+            kthread::usleep_range(us, us + us / 8 + 10);
+            self.pacer.paid(now_ns().saturating_sub(t0));
+        }
+        // Per step, not per request: a long request heats the device while it runs.
+        self.account();
+    }
+}
+
+/// How a request ends on the device.
+struct Outcome {
+    status: i32,
+    next_stage: u8,
+    bytes: u32,
+    epochs: [u32; MAX_STAGES],
+}
+
+impl Outcome {
+    fn failed(status: i32, epochs: [u32; MAX_STAGES]) -> Self {
+        Self {
+            status,
+            next_stage: NEXT_STAGE_DONE,
+            bytes: 0,
+            epochs,
+        }
+    }
+}
+
+/// The thread body of core `index`.
+pub(crate) fn run(dev: Arc<Dev>, index: u32, mut scratch: Scratch) -> i32 {
+    let Ok(mut pacer) = Pacer::new(PacerParams::DEFAULT) else {
+        return -(kernel::bindings::EINVAL as i32);
+    };
+    let mut idle = 0u32;
+    let mut served = 0u64;
+    while !kthread::should_stop() {
+        match dev.take() {
+            Some(desc) => {
+                idle = 0;
+                served += 1;
+                process(&dev, &desc, &mut scratch, &mut pacer);
+                kthread::cond_resched();
+            }
+            None => {
+                idle = idle.saturating_add(1);
+                if idle < IDLE_POLLS_BEFORE_NAP {
+                    kthread::usleep_range(10, 50);
+                } else {
+                    kthread::usleep_range(1000, 2000);
+                }
+            }
+        }
+    }
+    pr_debug!("reflux.{}: core {index} served {served} requests\n", dev.id);
+    0
+}
+
+/// Runs one descriptor and completes it.
+fn process(dev: &Dev, desc: &SubmissionDescriptor, scratch: &mut Scratch, pacer: &mut Pacer) {
+    let mut busy = Busy {
+        dev,
+        pacer,
+        mark: now_ns(),
+    };
+    let outcome = match Request::validate(desc, &dev.layout.params()) {
+        Err(e) => {
+            pr_warn_ratelimited!(
+                "reflux.{}: tag {}: invalid descriptor: {e}\n",
+                dev.id,
+                desc.tag
+            );
+            Outcome::failed(e.status(), [0; MAX_STAGES])
+        }
+        Ok(req) => execute(dev, &req, scratch, &mut busy),
+    };
+    // Before the completion: waiting for room in the CQ is not engine work either.
+    busy.account();
+    dev.complete(Completion {
+        tag: desc.tag,
+        next_stage: outcome.next_stage,
+        status: outcome.status,
+        stored_bytes: outcome.bytes,
+        epochs: outcome.epochs,
+    });
+    // After the completion: quiescing waits for it.
+    dev.in_flight.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// Logs a failed run and turns it into an outcome.
+fn exec_failed(dev: &Dev, req: &Request, e: ExecError, epochs: [u32; MAX_STAGES]) -> Outcome {
+    let desc = req.descriptor();
+    match e {
+        ExecError::Epoch { epochs, .. } => {
+            pr_debug!("reflux.{}: tag {}: {e}\n", dev.id, desc.tag);
+            return Outcome::failed(e.status(), epochs);
+        }
+        _ => pr_warn_ratelimited!(
+            "reflux.{}: tag {} (LBA {}, {} blocks): {e}\n",
+            dev.id,
+            desc.tag,
+            desc.lba,
+            desc.nr_blocks
+        ),
+    }
+    Outcome::failed(e.status(), epochs)
+}
+
+/// The device's part of a validated request.
+fn execute(dev: &Dev, req: &Request, scratch: &mut Scratch, busy: &mut Busy<'_>) -> Outcome {
+    let route = req.route();
+    let desc = req.descriptor();
+    if route.direction() == Direction::Flush {
+        let outcome = flush(dev);
+        // Waiting for the NAND drain is not engine work: it does not heat the engine.
+        busy.mark = now_ns();
+        return outcome;
+    }
+    let run = match route.run(Side::Device, desc.stage_start) {
+        Ok(run) => run,
+        // `validate` checked `stage_start`; kept as an answer, not a panic.
+        Err(_) => return Outcome::failed(abi::STATUS_EINVAL, [0; MAX_STAGES]),
+    };
+    let (pmr, layout) = (&dev.pmr, &dev.layout);
+    let plan = match Plan::new(pmr, layout, req, run) {
+        Ok(plan) => plan,
+        Err(e) => return exec_failed(dev, req, e, [0; MAX_STAGES]),
+    };
+    if run.load {
+        if let Err(e) = store::load(pmr, layout, req, scratch, busy) {
+            pr_warn_ratelimited!("reflux.{}: tag {}: {e}\n", dev.id, desc.tag);
+            return Outcome::failed(e.status(), plan.epochs());
+        }
+    }
+    if let Err(e) = exec::run_stages(pmr, layout, req, &plan, scratch, busy) {
+        return exec_failed(dev, req, e, plan.epochs());
+    }
+    let bytes = if run.commit {
+        match store::commit(pmr, layout, req, scratch.block()) {
+            Ok(stored) => {
+                dev.committed.fetch_add(stored, Ordering::AcqRel);
+                stored
+            }
+            Err(e) => {
+                pr_warn_ratelimited!("reflux.{}: tag {}: {e}\n", dev.id, desc.tag);
+                return Outcome::failed(e.status(), plan.epochs());
+            }
+        }
+    } else if run.next == Hop::Done {
+        // A finished read: the blocks delivered.
+        u64::from(desc.nr_blocks) * u64::from(BLOCK_SIZE)
+    } else {
+        // A hand-over.
+        0
+    };
+    Outcome {
+        status: abi::STATUS_OK,
+        next_stage: run.next.next_stage(),
+        // At most `MAX_REQ_BLOCKS * BLOCK_SIZE`, which fits (an ABI assertion).
+        bytes: u32::try_from(bytes).unwrap_or(u32::MAX),
+        epochs: plan.epochs(),
+    }
+}
+
+/// A flush: completes once every byte committed before it has drained to NAND (the paper's GPF
+/// barrier), or with `ECANCELED` if the device is stopped first.
+fn flush(dev: &Dev) -> Outcome {
+    let target = dev.committed.load(Ordering::Acquire);
+    loop {
+        if dev.drained.load(Ordering::Acquire) >= target {
+            return Outcome {
+                status: abi::STATUS_OK,
+                next_stage: NEXT_STAGE_DONE,
+                bytes: 0,
+                epochs: [0; MAX_STAGES],
+            };
+        }
+        if dev.cancelled() || kthread::should_stop() {
+            return Outcome::failed(abi::STATUS_ECANCELED, [0; MAX_STAGES]);
+        }
+        kthread::usleep_range(200, 500);
+    }
+}
