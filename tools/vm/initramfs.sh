@@ -33,5 +33,17 @@ depmod -b "$stage" "$KREL"
 [ -d "$OUT/selftests" ] && cp -a "$OUT/selftests/." "$stage/selftests/"
 [ -d "$OUT/harness" ] && cp -a "$OUT/harness/." "$stage/harness/"
 [ -d "$OUT/benchbin" ] && cp -a "$OUT/benchbin/." "$stage/bench/"
+# fio, for the block-device checks of reflux (io_uring, polled I/O, verify):
+# Debian's is dynamically linked, so it comes with its loader and libraries.
+FIO=$(command -v fio || true)
+if [ -n "$FIO" ]; then
+	mkdir -p "$stage/usr/bin"
+	cp "$FIO" "$stage/usr/bin/fio"
+	ldd "$FIO" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+		while read -r lib; do
+			mkdir -p "$stage$(dirname "$lib")"
+			cp -L "$lib" "$stage$lib"
+		done
+fi
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$dest.tmp"
 mv "$dest.tmp" "$dest"
