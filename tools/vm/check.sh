@@ -23,8 +23,9 @@ log "VM finished in $(( $(date +%s) - start ))s with status $vm_rc"
 # PMR file reads them back. Judged like the main run, from its own logs.
 log "power cut: writing, then killing the VM"
 pc="$LOGDIR/powercut"
+# Nothing from an earlier run: a stale "acked" would cut the power too early.
+rm -rf "$pc"
 mkdir -p "$pc/write" "$pc/verify"
-rm -f "$pc/pmr.img"
 PMR_FILE="$pc/pmr.img" VM_TIMEOUT=300 "$REPO/tools/vm/qemu.sh" powercut-write "$pc/write" &
 qemu_pid=$!
 acked=0
