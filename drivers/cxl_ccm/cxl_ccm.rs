@@ -86,20 +86,6 @@ unsafe impl FromBytes for uapi::Wait {}
 // SAFETY: as above.
 unsafe impl AsBytes for uapi::Wait {}
 
-/// An errno that 6.12's `kernel::error::code` lacks (`EOPNOTSUPP`, `ETIMEDOUT`).
-fn errno(code: u32) -> Error {
-    Error::from_errno(-(code as i32))
-}
-
-fn eopnotsupp() -> Error {
-    errno(kernel::bindings::EOPNOTSUPP)
-}
-
-/// `EBADFD`: the file is not a tenant yet.
-fn ebadfd() -> Error {
-    errno(kernel::bindings::EBADFD)
-}
-
 /// Monotonic time in nanoseconds.
 fn pacer_now_ns() -> u64 {
     kernel::time::Ktime::ktime_get().to_ns().max(0) as u64
@@ -237,7 +223,7 @@ fn enable(regs: &MemRemap) -> Result {
     if st & abi::DEV_STATUS_READY == 0 || st & abi::DEV_STATUS_FATAL != 0 {
         disable(regs);
         pr_err!("device did not become ready within 1 s (status {st:#x})\n");
-        return Err(errno(kernel::bindings::ETIMEDOUT));
+        return Err(kernel::errno::etimedout());
     }
     // The ABI promises a beat at least every 10 ms: wait up to 100 ms for one.
     let beat = heartbeat.load(Ordering::Acquire);
@@ -423,7 +409,7 @@ fn configure(dev: &CcmDev, arg: &uapi::Configure) -> Result<TenantConfig> {
                 arg.mode,
                 req.in_order
             );
-            Err(eopnotsupp())
+            Err(kernel::errno::eopnotsupp())
         }
         Err(e) => {
             pr_warn_ratelimited!("CONFIGURE: refused: {:?}\n", e);
@@ -459,7 +445,8 @@ impl CcmFile {
         }
         let Some(t) = self.tenant.lock().clone() else {
             pr_warn_ratelimited!("{}: CONFIGURE the file first\n", what);
-            return Err(ebadfd());
+            // The file is not a tenant yet.
+            return Err(kernel::errno::ebadfd());
         };
         f(&t)
     }

@@ -43,7 +43,7 @@ use crate::proto::credit::{HeadPublisher, PublishPolicy};
 use crate::proto::gap_head::{bitmap_words, GapHead};
 use crate::proto::ring::RingIndex;
 use crate::proto::tenant_config::{TenantConfig, PAGE_BYTES};
-use crate::{errno, uapi, CcmDev, Hw, TenantNumber};
+use crate::{uapi, CcmDev, Hw, TenantNumber};
 
 /// The ring headers occupy the region's first page.
 const HEADERS_BYTES: u64 = PAGE_BYTES;
@@ -713,7 +713,7 @@ impl Tenant {
                 "tenant {}: the device did not enable it within 1 s\n",
                 self.index
             );
-            Err(errno(kernel::bindings::ETIMEDOUT))
+            Err(kernel::errno::etimedout())
         }
     }
 
@@ -953,7 +953,7 @@ impl Tenant {
                     self.index,
                     tag
                 );
-                return Err(errno(kernel::bindings::ETIMEDOUT));
+                return Err(kernel::errno::etimedout());
             }
             if self.tenant_error()?.is_some() {
                 return Err(EIO);
@@ -1245,7 +1245,7 @@ impl Tenant {
             if deadlock && self.stuck(head, min)? {
                 arg.ready = core.ready_after(head);
                 arg.metadata_tail = core.scanned.load(Ordering::Acquire);
-                return Err(errno(kernel::bindings::EDEADLK));
+                return Err(kernel::errno::edeadlk());
             }
             if arg.timeout_ns == 0 {
                 return Err(EAGAIN);
@@ -1255,7 +1255,7 @@ impl Tenant {
                 Some(d) => {
                     let now = crate::pacer_now_ns();
                     if now >= d {
-                        return Err(errno(kernel::bindings::ETIMEDOUT));
+                        return Err(kernel::errno::etimedout());
                     }
                     Some(crate::ns_to_jiffies(d - now))
                 }

@@ -22,6 +22,11 @@ pub fn etimedout() -> Error {
     errno(bindings::ETIMEDOUT)
 }
 
+/// `EDEADLK`: waiting would never end (e.g. a producer blocked on the waiter's own credit).
+pub fn edeadlk() -> Error {
+    errno(bindings::EDEADLK)
+}
+
 /// `EBADFD`: the file is not in the state the operation needs.
 pub fn ebadfd() -> Error {
     errno(bindings::EBADFD)
