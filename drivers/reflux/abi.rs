@@ -113,7 +113,7 @@ pub const SUPERBLOCK_MAGIC: u32 = u32::from_le_bytes(*b"RFXS");
 /// Major version of this ABI. Incompatible layout changes increment it.
 pub const ABI_VERSION_MAJOR: u16 = 1;
 /// Minor version of this ABI. Compatible additions (meanings for reserved fields) increment it.
-pub const ABI_VERSION_MINOR: u16 = 0;
+pub const ABI_VERSION_MINOR: u16 = 1;
 /// [`Regs::version`] and [`Superblock::version`] of an agent implementing exactly this file.
 pub const ABI_VERSION: u32 = version(ABI_VERSION_MAJOR, ABI_VERSION_MINOR);
 
@@ -250,6 +250,10 @@ pub const CAP_POLL: u64 = 1 << 16;
 pub const CAP_IRQ: u64 = 1 << 17;
 /// Capability: [`REG_FAULT_INJECT`] works.
 pub const CAP_FAULT_INJECT: u64 = 1 << 18;
+/// Capability (minor 1): the device takes [`DIR_MIGRATE`] descriptors, so actors can move
+/// between host and device at run time. Without it, placement is fixed while the device is
+/// enabled.
+pub const CAP_MIGRATE: u64 = 1 << 19;
 
 /// [`Regs::dev_ctrl`]: the device may take requests.
 pub const DEV_CTRL_ENABLE: u32 = 1 << 0;
@@ -424,8 +428,27 @@ pub const DIR_WRITE: u8 = 1;
 /// Direction: flush: complete once everything written before is on NAND (the paper's GPF
 /// barrier). Pipeline [`PIPELINE_PASSTHROUGH`], no blocks.
 pub const DIR_FLUSH: u8 = 2;
+/// Direction (minor 1, [`CAP_MIGRATE`]): the device's part of a drain-and-switch migration of
+/// one actor (§4.3, §4.5). Pipeline [`PIPELINE_PASSTHROUGH`], no flags, no blocks, LBA 0, buffer
+/// 0; `actors[0]` is the actor and `epochs[0]` the low 32 bits of its **odd** (migrating) epoch;
+/// `placement` is the destination: 1 the device, 0 the host.
+///
+/// - To the host (the device is the source): the device checks that it owns the actor,
+///   serialises its control state into the actor's control area, writes
+///   [`ActorShared::ckpt_len`] and [`ActorShared::ckpt_side`], then stores
+///   [`ActorShared::ckpt_epoch`] `=` the epoch (release): "ready". It drops its copy.
+/// - To the device (the host is the source and has already written the checkpoint and "ready"):
+///   the device checks "ready" for this epoch, rebuilds the actor from the checkpoint, writes
+///   [`ActorShared::owner`] `=` [`SIDE_DEVICE`], then stores [`ActorShared::active_epoch`] `=` the
+///   epoch (release): "active".
+///
+/// The host sends it only after the actor's in-flight requests have drained. The completion's
+/// `stored_bytes` is the device's time for its part, in nanoseconds (saturating); its status is
+/// [`STATUS_EINVAL`] for an actor the device cannot act on (free slot, not the owner, epoch not
+/// the current odd one) and [`STATUS_EIO`] for a checkpoint that does not decode.
+pub const DIR_MIGRATE: u8 = 3;
 /// Number of directions this version defines.
-pub const DIR_COUNT: u8 = 3;
+pub const DIR_COUNT: u8 = 4;
 
 /// The pipeline bits of an opcode.
 pub const OPCODE_PIPELINE_MASK: u8 = 0x0F;
@@ -606,6 +629,13 @@ pub const ACTOR_KIND_LZ4: u32 = 2;
 /// (data key, then tweak key; AES-256 each).
 pub const ACTOR_KIND_AES_XTS: u32 = 3;
 
+/// [`ActorShared::class`]: an I/O-dominated actor (compression, checksum, encryption): its
+/// placement is reversible, the scheduler may migrate it.
+pub const ACTOR_CLASS_IO: u32 = 0;
+/// [`ActorShared::class`]: a compute-dominated actor, pinned to the side it was registered on
+/// (§4.4: excluded from migration).
+pub const ACTOR_CLASS_COMPUTE: u32 = 1;
+
 /// [`ActorShared::owner`] and [`ActorShared::ckpt_side`]: the host.
 pub const SIDE_HOST: u32 = 0;
 /// [`ActorShared::owner`] and [`ActorShared::ckpt_side`]: the device.
@@ -623,8 +653,8 @@ pub const SIDE_DEVICE: u32 = 1;
 pub struct ActorShared {
     /// `ACTOR_KIND_*`.
     pub kind: u32,
-    /// Zero.
-    pub reserved0: u32,
+    /// `ACTOR_CLASS_*` (minor 1; zero, I/O-dominated, before): fixed at registration.
+    pub class: u32,
     /// Zero.
     pub reserved: [u64; 7],
     /// Kind-specific parameters: the [`XTS_KEY_SIZE`]-byte key of [`ACTOR_KIND_AES_XTS`].
@@ -663,7 +693,7 @@ impl Default for ActorShared {
     fn default() -> Self {
         Self {
             kind: ACTOR_KIND_NONE,
-            reserved0: 0,
+            class: ACTOR_CLASS_IO,
             reserved: [0; 7],
             params: [0; ACTOR_PARAMS_SIZE],
             ckpt_epoch: 0,
@@ -1300,7 +1330,7 @@ wire_image!(RingProducer, { tail, entries, entry_size });
 wire_image!(RingConsumer, { head });
 wire_image!(ReqState, { len, crc, flags });
 wire_image!(ActorShared, {
-    kind, params, ckpt_epoch, ckpt_len, ckpt_side, active_epoch, owner, invocations, bytes_in,
+    kind, class, params, ckpt_epoch, ckpt_len, ckpt_side, active_epoch, owner, invocations, bytes_in,
     bytes_out, errors,
 });
 wire_image!(EpochSlot, { epoch });
@@ -1418,7 +1448,7 @@ assert_layout!(ReqState, size = REQ_STATE_SIZE as usize, align = 8, {
 
 assert_layout!(ActorShared, size = 0x140, align = 8, {
     kind @ 0x00,
-    reserved0 @ 0x04,
+    class @ 0x04,
     reserved @ 0x08,
     params @ 0x40,
     ckpt_epoch @ 0x80,

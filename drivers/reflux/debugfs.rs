@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `/sys/kernel/debug/refluxN/`: `stats`, the driver's counters and the device's telemetry; and
-//! two test hooks, `corrupt_lba` and `peek_lba`/`peek`.
+//! `/sys/kernel/debug/refluxN/`: `stats`, the driver's counters and the device's telemetry;
+//! `actors` and `migrate` (where each actor runs; move one), `migrations` (the phase times of the
+//! last migrations), and the test hooks `corrupt_lba`, `peek_lba`/`peek` and `migrate_stop`.
 //!
 //! One `key value` pair per line, so that tests and tools read it without parsing prose. The
 //! telemetry registers are read at every read of the file, as the paper's scheduler reads them
@@ -19,6 +20,8 @@ use kernel::{
 
 use crate::{
     abi::{self, BlockMeta},
+    actor::control,
+    proto::pipeline::Side,
     queue::RefluxDev,
 };
 
@@ -37,6 +40,13 @@ impl Show for DevStats {
             ("errors", get(&s.errors)),
             ("polled", get(&s.polled)),
             ("host_runs", get(&s.host_runs)),
+            ("parked", get(&s.parked)),
+            ("reroutes", get(&s.reroutes)),
+            ("migrations", get(&s.migrations)),
+            (
+                "migrate_phase",
+                u64::from(self.dev.migrate_phase.load(Ordering::Relaxed)),
+            ),
             ("written_bytes", get(&s.written_bytes)),
             ("stored_bytes", get(&s.stored_bytes)),
         ] {
@@ -163,5 +173,140 @@ impl Show for Peek {
             done += n;
         }
         writeln!(out)
+    }
+}
+
+const fn kind_name(kind: u32) -> &'static str {
+    match kind {
+        abi::ACTOR_KIND_CRC32C => "crc32c",
+        abi::ACTOR_KIND_LZ4 => "lz4",
+        abi::ACTOR_KIND_AES_XTS => "aes-xts",
+        _ => "unknown",
+    }
+}
+
+const fn side_name(s: Side) -> &'static str {
+    match s {
+        Side::Host => "host",
+        Side::Device => "device",
+    }
+}
+
+/// `actors` (read): one line per registered actor — where it runs, its epoch, its control
+/// state's generation and run count (where the owner holds it; the device's from its last
+/// checkpoint) and the shared state's invocation count. `migrate` (write): `<actor> host|device`
+/// migrates an actor now; the write returns when the migration is done.
+pub(crate) struct Migration {
+    pub(crate) dev: Arc<RefluxDev>,
+}
+
+impl Show for Migration {
+    fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
+        let (pmr, layout) = (&self.dev.pmr, &self.dev.layout);
+        for id in 1..control::MAX_ACTORS {
+            let id = id as u8;
+            let Ok(sh) = control::header(pmr, layout, id) else {
+                continue;
+            };
+            let Some(a) = self.dev.routing.lock().actor(id).copied() else {
+                continue;
+            };
+            // The host's live state, or the last checkpoint (the device's live state is on the
+            // device; it publishes it at each checkpoint).
+            let ctl = self
+                .dev
+                .controls
+                .lock()
+                .get(id)
+                .or_else(|| control::load(pmr, layout, id, None).ok().map(|c| c.control));
+            let (generation, runs) = ctl.map_or((0, 0), |c| (c.generation, c.runs));
+            writeln!(
+                out,
+                "actor {id} kind {} owner {} epoch {} generation {generation} ctl_runs {runs} invocations {} pinned {}",
+                kind_name(sh.kind),
+                side_name(a.side),
+                control::epoch(pmr, layout, id).unwrap_or(0),
+                sh.invocations,
+                u8::from(a.pinned),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Store for Migration {
+    fn store(&self, input: &[u8]) -> Result {
+        let text = core::str::from_utf8(input).map_err(|_| EINVAL)?.trim();
+        let mut words = text.split_ascii_whitespace();
+        let (Some(id), Some(side), None) = (words.next(), words.next(), words.next()) else {
+            return Err(EINVAL);
+        };
+        let id: u8 = id.parse().map_err(|_| EINVAL)?;
+        let to = match side {
+            "host" => Side::Host,
+            "device" => Side::Device,
+            _ => return Err(EINVAL),
+        };
+        let r = self.dev.migrate(id, to)?;
+        pr_debug!(
+            "{}: actor {id} to the {}: {} ns\n",
+            &*self.dev.name,
+            side_name(to),
+            r.total_ns
+        );
+        Ok(())
+    }
+}
+
+/// `migrate_stop` (write): `0`..=`3`, the phase a migration pauses at (fault injection for the
+/// power-cut tests; see `migrate.rs`). `0` lets a paused migration go on.
+pub(crate) struct MigrateStop {
+    pub(crate) dev: Arc<RefluxDev>,
+}
+
+impl Store for MigrateStop {
+    fn store(&self, input: &[u8]) -> Result {
+        let text = core::str::from_utf8(input).map_err(|_| EINVAL)?.trim();
+        let phase: u32 = text.parse().map_err(|_| EINVAL)?;
+        if phase > 3 {
+            return Err(EINVAL);
+        }
+        self.dev.migrate_stop.store(phase, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// `migrations` (read): the phase times of the last migrations, oldest first.
+pub(crate) struct Migrations {
+    pub(crate) dev: Arc<RefluxDev>,
+}
+
+impl Show for Migrations {
+    fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
+        // Copied out so that a slow reader does not hold up a migration.
+        let (records, count) = {
+            let log = self.dev.migration_log.lock();
+            (log.records, log.count)
+        };
+        writeln!(
+            out,
+            "# {count} migrations; the last {} (ns):",
+            count.min(records.len() as u64)
+        )?;
+        let n = count.min(records.len() as u64);
+        for i in count - n..count {
+            let r = &records[(i % records.len() as u64) as usize];
+            let (from, to) = if r.to_device {
+                ("host", "device")
+            } else {
+                ("device", "host")
+            };
+            writeln!(
+                out,
+                "actor {} from {from} to {to} drain_ns {} ckpt_ns {} handover_ns {} rebuild_ns {} total_ns {}",
+                r.actor, r.drain_ns, r.ckpt_ns, r.handover_ns, r.rebuild_ns, r.total_ns
+            )?;
+        }
+        Ok(())
     }
 }

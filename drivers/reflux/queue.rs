@@ -9,36 +9,62 @@
 //! at once serialize on `sq`), the completion ring one consumer (the interrupt thread and the
 //! pollers serialize on `cq`). Lock order: `cq`, then `inflight`, then `sq`.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     bindings,
     block::mq::{Operations, Request},
     irq::Handler,
     memremap::MemRemap,
-    new_spinlock, pr_warn_ratelimited,
+    new_mutex, new_spinlock, pr_warn_ratelimited,
     prelude::*,
     shared_mem::SharedMem,
     str::CString,
-    sync::{Arc, ArcBorrow, SpinLock},
+    sync::{Arc, ArcBorrow, Mutex, SpinLock},
     types::ARef,
 };
 
 use crate::{
     abi::{self, CompletionEntry, PmrLayout, ReqState, SubmissionDescriptor},
-    actor::exec::{self, Plan, Scratch},
+    actor::{
+        control::Controls,
+        default_actor,
+        exec::{self, Plan, Scratch, StageObserver},
+    },
     hw::{self, Identity},
+    migrate::MigrationLog,
     proto::{
+        self,
         pipeline::{Hop, Side},
         request,
     },
+    routing::{Routed, Routing},
     segments, PipeConfig,
 };
+
+/// Counts the host's runs of its actors in their control state.
+struct HostRuns<'a>(&'a SpinLock<Controls>);
+
+impl StageObserver for HostRuns<'_> {
+    fn stage_done(&mut self, _stage: proto::pipeline::Stage, _bytes: usize, _host_ns: u64) {}
+
+    fn actor_ran(&mut self, actor: u8, blocks: u64) {
+        self.0.lock().ran(actor, blocks);
+    }
+}
 
 /// A request the device or the driver is working on.
 struct Inflight {
     rq: ARef<Request<Queue>>,
     desc: SubmissionDescriptor,
+    /// Counted in the routing table (not parked, not between a refusal and its re-route).
+    routed: bool,
+    /// Times the device refused it with `EAGAIN` (an actor moved): bounded, so that a side that
+    /// lost an actor cannot bounce a request forever.
+    reroutes: u8,
 }
+
+/// Re-routes a request at most this often before failing it with `EIO`.
+const MAX_REROUTES: u8 = 8;
 
 /// Counters, for the log and the tests.
 #[derive(Default)]
@@ -48,6 +74,12 @@ pub(crate) struct Stats {
     pub(crate) errors: AtomicU64,
     pub(crate) polled: AtomicU64,
     pub(crate) host_runs: AtomicU64,
+    /// Requests that waited for a migration to end.
+    pub(crate) parked: AtomicU64,
+    /// Requests the device refused with `EAGAIN` and the driver routed again.
+    pub(crate) reroutes: AtomicU64,
+    /// Completed migrations.
+    pub(crate) migrations: AtomicU64,
     /// Bytes of finished writes, as the application wrote them.
     pub(crate) written_bytes: AtomicU64,
     /// Bytes the device stored for them (smaller when compression helped).
@@ -63,7 +95,11 @@ pub(crate) struct RefluxDev {
     pub(crate) layout: PmrLayout,
     pub(crate) capacity_blocks: u64,
     pub(crate) depth: u32,
-    cfg: PipeConfig,
+    pub(crate) cfg: PipeConfig,
+    /// Whether the device takes migrations (`CAP_MIGRATE`).
+    pub(crate) can_migrate: bool,
+    /// The tag of migration commands: one past the blk-mq tags.
+    pub(crate) ctrl_tag: u16,
     /// The SQ tail this driver publishes next.
     #[pin]
     sq: SpinLock<u32>,
@@ -76,6 +112,28 @@ pub(crate) struct RefluxDev {
     /// Where host-placed stages run: one request at a time per device for now.
     #[pin]
     scratch: SpinLock<Scratch>,
+    /// Where each actor runs, and the requests in flight through it. Taken alone, or inside
+    /// `scratch` never.
+    #[pin]
+    pub(crate) routing: SpinLock<Routing>,
+    /// The control state of the actors the host owns.
+    #[pin]
+    pub(crate) controls: SpinLock<Controls>,
+    /// The completion of the migration command in flight.
+    #[pin]
+    pub(crate) ctrl_done: SpinLock<Option<CompletionEntry>>,
+    /// Migrations, one at a time.
+    #[pin]
+    pub(crate) migration: Mutex<()>,
+    /// The phase times of the last migrations.
+    #[pin]
+    pub(crate) migration_log: SpinLock<MigrationLog>,
+    /// The fault-injection knob: pause a migration at this phase (0: never).
+    pub(crate) migrate_stop: AtomicU32,
+    /// The phase a migration is paused at (0: none).
+    pub(crate) migrate_phase: AtomicU32,
+    /// Set when the device is going away: migrations give up, parked requests fail.
+    pub(crate) stopping: AtomicBool,
     pub(crate) stats: Stats,
 }
 
@@ -91,10 +149,12 @@ impl RefluxDev {
     ) -> Result<Arc<Self>> {
         let p = layout.params();
         // Every tag needs its own state blob, ring entry and MAX_REQ_BLOCKS buffers.
+        // (One ring entry stays for the migration command.)
         let fit = p
             .ring_entries
+            .saturating_sub(1)
             .min(p.nr_buffers / abi::MAX_REQ_BLOCKS)
-            .min(u32::from(u16::MAX));
+            .min(u32::from(u16::MAX) - 1);
         if !(1..=256).contains(&want_depth) {
             pr_err!(
                 "{}: queue_depth={want_depth} is out of range 1..=256\n",
@@ -108,6 +168,7 @@ impl RefluxDev {
             inflight.push(None, GFP_KERNEL)?;
         }
         let scratch = Scratch::new()?;
+        let routing = Routing::new(depth)?;
         Arc::pin_init(
             pin_init!(Self {
                 name,
@@ -117,10 +178,21 @@ impl RefluxDev {
                 capacity_blocks: id.capacity_blocks,
                 depth,
                 cfg,
+                can_migrate: id.caps & abi::CAP_MIGRATE != 0,
+                // `depth < u16::MAX` (`fit` above).
+                ctrl_tag: *depth as u16,
                 sq <- new_spinlock!(0),
                 cq <- new_spinlock!(0),
                 inflight <- new_spinlock!(inflight),
                 scratch <- new_spinlock!(scratch),
+                routing <- new_spinlock!(routing),
+                controls <- new_spinlock!(Controls::default()),
+                ctrl_done <- new_spinlock!(None),
+                migration <- new_mutex!(()),
+                migration_log <- new_spinlock!(MigrationLog::default()),
+                migrate_stop: AtomicU32::new(0),
+                migrate_phase: AtomicU32::new(0),
+                stopping: AtomicBool::new(false),
                 stats: Stats::default(),
             }),
             GFP_KERNEL,
@@ -146,7 +218,7 @@ impl RefluxDev {
             tag,
             opcode: abi::opcode(route.pipeline().id(), dir),
             stage_start: 0,
-            placement: route.placement(),
+            placement: 0,
             nr_blocks: 0,
             flags: if dir == abi::DIR_FLUSH {
                 0
@@ -185,20 +257,17 @@ impl RefluxDev {
         d.nr_blocks = n as u8;
         d.lba = lba;
         d.buf_index = u32::from(tag) * abi::MAX_REQ_BLOCKS;
-        for step in 0..route.steps() {
-            let Some(stage) = route.stage_index(step) else {
-                continue;
-            };
-            let i = usize::from(stage);
-            // One actor per stage kind (the device's actor table); its epoch as routed.
-            let actor = route.stages().get(stage).map_or(0, |s| s.actor_kind()) as u8;
-            d.actors[i] = actor;
-            let epoch = self
-                .layout
-                .epoch(actor)
-                .and_then(|o| self.pmr.atomic_u64(o as usize).ok())
-                .map_or(0, |e| e.load(Ordering::Acquire));
-            d.epochs[i] = crate::proto::request::epoch_tag(epoch);
+        // One actor per stage kind (the default actor table); the routing table sets the
+        // placement and the epochs.
+        let stages = route.stages();
+        for (i, a) in d
+            .actors
+            .iter_mut()
+            .enumerate()
+            .take(usize::from(stages.len()))
+        {
+            // `i < MAX_STAGES`.
+            *a = stages.get(i as u8).map_or(0, default_actor);
         }
         Ok(d)
     }
@@ -214,7 +283,7 @@ impl RefluxDev {
     }
 
     /// Publishes `d` in the submission ring and rings the doorbell.
-    fn submit(&self, d: &SubmissionDescriptor) -> Result {
+    pub(crate) fn submit(&self, d: &SubmissionDescriptor) -> Result {
         let entries = self.layout.params().ring_entries;
         let hdr = self.layout.sq_header() as usize;
         let mut tail = self.sq.lock();
@@ -252,9 +321,27 @@ impl RefluxDev {
             Error::from_errno(e.status())
         };
         let plan = Plan::new(&self.pmr, &self.layout, &req, run).map_err(fail)?;
+        if let Some(a) = {
+            let held = self.controls.lock();
+            plan.actors().find(|a| !held.holds(*a))
+        } {
+            // The routing table says the host runs it: a rebuild failed. An error, not a loop.
+            pr_warn_ratelimited!(
+                "{}: request {tag}: actor {a} is not on the host\n",
+                &*self.name
+            );
+            return Err(EIO);
+        }
         let mut scratch = self.scratch.lock();
-        exec::run_stages(&self.pmr, &self.layout, &req, &plan, &mut scratch, &mut ())
-            .map_err(fail)?;
+        exec::run_stages(
+            &self.pmr,
+            &self.layout,
+            &req,
+            &plan,
+            &mut scratch,
+            &mut HostRuns(&self.controls),
+        )
+        .map_err(fail)?;
         self.stats.host_runs.fetch_add(1, Ordering::Relaxed);
         Ok(run.next)
     }
@@ -297,6 +384,9 @@ impl RefluxDev {
         else {
             return;
         };
+        if f.routed {
+            self.routing.lock().release(&f.desc);
+        }
         if status.is_ok() && abi::opcode_direction(f.desc.opcode) == abi::DIR_READ {
             status = self
                 .buffers_offset(tag)
@@ -366,6 +456,10 @@ impl RefluxDev {
     }
 
     fn complete(&self, e: &CompletionEntry) {
+        if e.tag == self.ctrl_tag {
+            *self.ctrl_done.lock() = Some(*e);
+            return;
+        }
         if u32::from(e.tag) >= self.depth {
             pr_warn_ratelimited!(
                 "{}: completion for tag {} out of range\n",
@@ -373,6 +467,9 @@ impl RefluxDev {
                 e.tag
             );
             return;
+        }
+        if e.status == abi::STATUS_EAGAIN {
+            return self.reroute(e.tag);
         }
         if e.status != abi::STATUS_OK {
             pr_warn_ratelimited!(
@@ -399,6 +496,63 @@ impl RefluxDev {
             Hop::Host(e.next_stage)
         };
         self.advance(e.tag, hop);
+    }
+
+    /// Routes the request `tag` (again) from `step`, or parks it.
+    pub(crate) fn resume(&self, tag: u16, step: u8) {
+        let mut d = match self.inflight.lock().get(usize::from(tag)) {
+            Some(Some(f)) => f.desc,
+            _ => return,
+        };
+        if self.stopping.load(Ordering::Acquire) {
+            return self.finish(tag, Err(EIO));
+        }
+        d.stage_start = step;
+        let routed = self.routing.lock().route(&mut d, step);
+        match routed {
+            Err(e) => self.finish(tag, Err(e)),
+            Ok(Routed::Parked) => {
+                self.stats.parked.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(Routed::Go(hop)) => {
+                if let Some(Some(f)) = self.inflight.lock().get_mut(usize::from(tag)) {
+                    f.desc = d;
+                    f.routed = true;
+                }
+                self.advance(tag, hop);
+            }
+        }
+    }
+
+    /// The device refused the request `tag` because an actor moved since it was routed (its
+    /// epoch changed): nothing of the refused run happened, so it is routed again from the step
+    /// it was refused at.
+    fn reroute(&self, tag: u16) {
+        let (step, desc, give_up) = {
+            let mut inflight = self.inflight.lock();
+            let Some(Some(f)) = inflight.get_mut(usize::from(tag)) else {
+                return;
+            };
+            f.reroutes = f.reroutes.saturating_add(1);
+            let routed = core::mem::replace(&mut f.routed, false);
+            (
+                f.desc.stage_start,
+                routed.then_some(f.desc),
+                f.reroutes > MAX_REROUTES,
+            )
+        };
+        if let Some(d) = desc {
+            self.routing.lock().release(&d);
+        }
+        if give_up {
+            pr_warn_ratelimited!(
+                "{}: request {tag} refused {MAX_REROUTES} times\n",
+                &*self.name
+            );
+            return self.finish(tag, Err(EIO));
+        }
+        self.stats.reroutes.fetch_add(1, Ordering::Relaxed);
+        self.resume(tag, step);
     }
 
     /// Ends, with an error, every request still held (the device stopped without answering).
@@ -431,16 +585,20 @@ impl Operations for Queue {
             segments::to_pmr(&rq, &dev.pmr, dev.buffers_offset(d.tag)?)?;
             dev.init_state(&d)?;
         }
-        let first = dev.cfg.route(dir).map_err(|_| EINVAL)?.first();
         {
             let mut inflight = dev.inflight.lock();
             let slot = inflight.get_mut(usize::from(d.tag)).ok_or(EINVAL)?;
             if slot.is_some() {
                 return Err(EBUSY);
             }
-            *slot = Some(Inflight { rq, desc: d });
+            *slot = Some(Inflight {
+                rq,
+                desc: d,
+                routed: false,
+                reroutes: 0,
+            });
         }
-        dev.advance(d.tag, first);
+        dev.resume(d.tag, 0);
         Ok(())
     }
 

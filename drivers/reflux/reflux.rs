@@ -19,6 +19,10 @@
 //! queue. A write is acknowledged once the device has committed it to the PMR: that is the
 //! durability point (power-loss protection), so the disk has no volatile cache to flush.
 
+// `pin_init!` of the device's queue data, which has many fields, recurses deeper than the
+// default limit.
+#![recursion_limit = "256"]
+
 use kernel::{
     block::mq::{gen_disk::GenDisk, TagSet},
     memremap::{MapMode, MemRemap},
@@ -38,7 +42,9 @@ pub mod proto;
 
 mod debugfs;
 mod hw;
+mod migrate;
 mod queue;
+mod routing;
 mod segments;
 
 use proto::pipeline::Route;
@@ -68,7 +74,13 @@ module_param!(
     static PLACEMENT: u32 = 0xff,
     name: "placement",
     perm: 0o444,
-    desc: "bit i: stage i of the pipeline runs on the device (default: every stage)"
+    desc: "bit i: stage i of the pipeline starts on the device (default: every stage); 0x100: keep the placement recorded in the PMR"
+);
+module_param!(
+    static PINNED: u32 = 0,
+    name: "pinned",
+    perm: 0o444,
+    desc: "bit i: actor i is compute-dominated, pinned where it is placed (never migrated)"
 );
 module_param!(
     static POLL_QUEUES: u32 = 1,
@@ -88,8 +100,14 @@ module_param!(
 pub(crate) struct PipeConfig {
     pub(crate) pipeline: u8,
     pub(crate) flags: u16,
+    /// The initial placement of the pipeline's stages (bit i: stage i on the device).
     pub(crate) placement: u8,
+    /// Keep the placement the PMR records instead (`placement=0x100`).
+    pub(crate) keep: bool,
 }
+
+/// `placement=` value that keeps the placement recorded in the PMR.
+const PLACEMENT_KEEP: u32 = 0x100;
 
 impl PipeConfig {
     fn from_params(name: &CStr, caps: u64) -> Result<Self> {
@@ -120,11 +138,17 @@ impl PipeConfig {
             })?;
         // Bits past the stage count mean nothing: "every stage on the device" is any mask.
         let all = (1u32 << stages.len()) - 1;
-        let placement = (PLACEMENT.get() & all) as u8;
+        let keep = PLACEMENT.get() == PLACEMENT_KEEP;
+        let placement = if keep {
+            0
+        } else {
+            (PLACEMENT.get() & all) as u8
+        };
         let cfg = Self {
             pipeline,
             flags,
             placement,
+            keep,
         };
         for dir in [abi::DIR_READ, abi::DIR_WRITE] {
             cfg.route(dir).map_err(|e| {
@@ -133,6 +157,37 @@ impl PipeConfig {
             })?;
         }
         Ok(cfg)
+    }
+
+    /// What the administrator asked for, for [`migrate::settle_at_mount`].
+    fn registration(&self) -> migrate::Registration {
+        use proto::pipeline::Side;
+        let mut reg = migrate::Registration {
+            place: [(0, Side::Host); abi::MAX_STAGES as usize],
+            nr_place: 0,
+            pinned: PINNED.get(),
+        };
+        if self.keep {
+            return reg;
+        }
+        let Ok(stages) =
+            proto::pipeline::Pipeline::from_id(self.pipeline).and_then(|p| p.stages(self.flags))
+        else {
+            return reg;
+        };
+        for i in 0..stages.len() {
+            let Some(stage) = stages.get(i) else { continue };
+            let side = if self.placement & (1 << i) != 0 {
+                Side::Device
+            } else {
+                Side::Host
+            };
+            if let Some(slot) = reg.place.get_mut(reg.nr_place) {
+                *slot = (actor::default_actor(stage), side);
+                reg.nr_place += 1;
+            }
+        }
+        reg
     }
 
     /// The route of a request of direction `dir` through this pipeline.
@@ -200,6 +255,7 @@ impl PlatformDriver for RefluxDriver {
         let layout = hw::mount(&pmr, &id, &name, 0)?;
         let irq_line = pdev.irq(0).filter(|_| id.caps & abi::CAP_IRQ != 0);
         let dev = RefluxDev::new(name, regs, pmr, layout, id, cfg, QUEUE_DEPTH.get())?;
+        migrate::settle_at_mount(&dev, &cfg.registration())?;
         hw::enable(&dev.regs, &dev.name)?;
         let mut bound = KBox::new(
             Bound {
@@ -258,6 +314,17 @@ impl PlatformDriver for RefluxDriver {
         )?;
         dir.store_file(kernel::c_str!("peek_lba"), peek.clone())?;
         dir.show_file(kernel::c_str!("peek"), peek)?;
+        let mig = Arc::new(debugfs::Migration { dev: dev.clone() }, GFP_KERNEL)?;
+        dir.show_file(kernel::c_str!("actors"), mig.clone())?;
+        dir.store_file(kernel::c_str!("migrate"), mig.clone())?;
+        dir.store_file(
+            kernel::c_str!("migrate_stop"),
+            Arc::new(debugfs::MigrateStop { dev: dev.clone() }, GFP_KERNEL)?,
+        )?;
+        dir.show_file(
+            kernel::c_str!("migrations"),
+            Arc::new(debugfs::Migrations { dev: dev.clone() }, GFP_KERNEL)?,
+        )?;
         bound._debugfs = Some(dir);
         pr_info!(
             "/dev/{}: ABI {}.{}, {} MiB, {} device cores, pipeline {} flags {:#x} placement {:#x}, depth {}, {}\n",
@@ -283,11 +350,21 @@ impl PlatformDriver for RefluxDriver {
 
 impl Drop for Bound {
     fn drop(&mut self) {
+        // A migration paused by the fault-injection knob gives up, and the requests parked for
+        // it fail (never acknowledged, so nothing acknowledged is lost): `del_gendisk` below
+        // waits for every request.
+        self.dev
+            .stopping
+            .store(true, core::sync::atomic::Ordering::Release);
+        drop(self.dev.migration.lock());
+        self.dev.fail_parked();
         // The disk first: `del_gendisk` waits for every request in flight.
         drop(self.disk.take());
         let _ = hw::set_irq(&self.dev.regs, false);
         drop(self.irq.take());
         if hw::disable(&self.dev.regs, &self.dev.name).is_ok() {
+            // The device checkpointed its actors as it stopped; the host's follow.
+            self.dev.snapshot_host_actors();
             hw::unmount(&self.dev.pmr);
         }
         // Requests the device abandoned while stopping; none can be in flight here.
@@ -302,10 +379,18 @@ struct RefluxModule {
 /// Checks the parameters that do not depend on a device, so that a bad one fails the load.
 fn check_params() -> Result {
     let name = kernel::c_str!("reflux");
-    if PLACEMENT.get() > 0xff {
+    if PLACEMENT.get() > 0xff && PLACEMENT.get() != PLACEMENT_KEEP {
         pr_err!(
             "placement={:#x} has bits above the 8 stages a placement can name\n",
             PLACEMENT.get()
+        );
+        return Err(EINVAL);
+    }
+    if PINNED.get() & 1 != 0 || PINNED.get() >> actor::control::MAX_ACTORS != 0 {
+        pr_err!(
+            "pinned={:#x} names actors outside 1..{}\n",
+            PINNED.get(),
+            actor::control::MAX_ACTORS
         );
         return Err(EINVAL);
     }

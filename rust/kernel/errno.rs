@@ -31,3 +31,13 @@ pub fn edeadlk() -> Error {
 pub fn ebadfd() -> Error {
     errno(bindings::EBADFD)
 }
+
+/// `EALREADY`: the operation's goal already holds (e.g. an actor already on that side).
+pub fn ealready() -> Error {
+    errno(bindings::EALREADY)
+}
+
+/// `ESHUTDOWN`: the device is going away; the operation was abandoned.
+pub fn eshutdown() -> Error {
+    errno(bindings::ESHUTDOWN)
+}

@@ -219,6 +219,11 @@ impl Scratch {
 pub trait StageObserver {
     /// Step `stage` processed `bytes` input bytes of one block in `host_ns` nanoseconds.
     fn stage_done(&mut self, stage: Stage, bytes: usize, host_ns: u64);
+
+    /// Actor `actor` ran on `blocks` blocks of the request (failures included), exactly the
+    /// count added to its shared [`ActorShared::invocations`]: the side's control state of the
+    /// actor counts the same runs.
+    fn actor_ran(&mut self, _actor: u8, _blocks: u64) {}
 }
 
 impl StageObserver for () {
@@ -320,6 +325,11 @@ impl Plan {
     /// The run.
     pub fn run(&self) -> Run {
         self.run
+    }
+
+    /// The actors of the run's steps, in execution order.
+    pub fn actors(&self) -> impl Iterator<Item = u8> + '_ {
+        self.steps.iter().flatten().map(|s| s.actor)
     }
 
     /// The low 32 bits of each stage's actor epoch when the plan was made, for the completion.
@@ -489,7 +499,7 @@ fn apply(
             }
         }
         // A flush has no stage (`Route::new` refuses one with stages).
-        (Direction::Flush, _) => return Err(ExecError::BadState { block: b }),
+        (Direction::Flush | Direction::Migrate, _) => return Err(ExecError::BadState { block: b }),
     }
     Ok(())
 }
@@ -626,6 +636,13 @@ pub fn run_stages(
         output.bytes += u64::from(block.len);
     }
     publish_stats(pmr, layout, plan, &stats);
+    for (step, st) in plan.steps.iter().zip(stats.iter()) {
+        if let Some(step) = step {
+            if st.invocations != 0 {
+                obs.actor_ran(step.actor, st.invocations);
+            }
+        }
+    }
     result?;
     pmr.write_bytes(blob_at, &blob.to_bytes())
         .map_err(|_| ExecError::Pmr)?;

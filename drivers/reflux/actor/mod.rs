@@ -35,6 +35,7 @@
 //! `drivers/reflux`).
 
 pub mod aes;
+pub mod control;
 pub mod crc;
 pub mod exec;
 pub mod lz4;

@@ -14,6 +14,8 @@
 //!   runs: which stages one side runs before it hands the request over (paper §4.2, §4.4);
 //! - [`request`]: validation of a submission descriptor against the PMR layout, and the epoch
 //!   check of drain-and-switch migration (§4.3);
+//! - [`checkpoint`]: an actor's control state, its two-slot checkpoint in the PMR and the crash
+//!   recovery of the two-phase migration commit (§4.3, §4.5);
 //! - [`block_meta`]: the per-block metadata entry ("per-range metadata" shared state): encoding,
 //!   decoding, checksum verification;
 //! - [`xts`]: AES-XTS (IEEE 1619) over a block-cipher trait, data unit = LBA;
@@ -23,7 +25,9 @@
 //!   inter-completion gap (§4.3, "transitions from MWAIT to polling as inter-completion gaps
 //!   shrink");
 //! - [`pacing`]: the engine speed factor, the delay the software device adds so that its engine
-//!   runs at the modelled speed.
+//!   runs at the modelled speed;
+//! - [`sched`]: the thermal-aware per-stage scheduler's decisions: the placement score, upload,
+//!   offload and request throttling (§4.4).
 //!
 //! # How to include these files
 //!
@@ -46,6 +50,7 @@
 //! - The caller owns the clock, the locks and the memory.
 
 pub mod block_meta;
+pub mod checkpoint;
 pub mod pacing;
 pub mod pipeline;
 pub mod poll_switch;
@@ -54,5 +59,6 @@ pub mod request;
 // the arithmetic of cxl_ccm's AXLE rings: one implementation, one set of tests (tools/ccm-proto).
 #[path = "../../cxl_ccm/proto/ring.rs"]
 pub mod ring;
+pub mod sched;
 pub mod thermal;
 pub mod xts;

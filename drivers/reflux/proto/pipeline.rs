@@ -62,7 +62,9 @@ impl fmt::Display for PipelineError {
             Self::UnknownDirection(d) => write!(f, "unknown direction {d}"),
             Self::UnknownFlags(x) => write!(f, "unknown pipeline flags {x:#x}"),
             Self::FlagNotApplicable(x) => write!(f, "pipeline flags {x:#x} name no stage here"),
-            Self::FlushWithStages => f.write_str("a flush takes the passthrough pipeline"),
+            Self::FlushWithStages => {
+                f.write_str("a flush or a migration takes the passthrough pipeline")
+            }
             Self::PlacementOutOfRange(m) => write!(f, "placement {m:#x} names a missing stage"),
             Self::StepOutOfRange(s) => write!(f, "step {s} is past the end of the pipeline"),
         }
@@ -165,6 +167,9 @@ pub enum Direction {
     Write,
     /// [`abi::DIR_FLUSH`]: no stage; the device completes once earlier writes are on NAND.
     Flush,
+    /// [`abi::DIR_MIGRATE`]: no stage; the device's part of an actor's migration. The
+    /// placement byte is the destination (1: the device), not a stage mask.
+    Migrate,
 }
 
 impl Direction {
@@ -174,6 +179,7 @@ impl Direction {
             abi::DIR_READ => Ok(Self::Read),
             abi::DIR_WRITE => Ok(Self::Write),
             abi::DIR_FLUSH => Ok(Self::Flush),
+            abi::DIR_MIGRATE => Ok(Self::Migrate),
             _ => Err(PipelineError::UnknownDirection(id)),
         }
     }
@@ -184,6 +190,7 @@ impl Direction {
             Self::Read => abi::DIR_READ,
             Self::Write => abi::DIR_WRITE,
             Self::Flush => abi::DIR_FLUSH,
+            Self::Migrate => abi::DIR_MIGRATE,
         }
     }
 }
@@ -317,7 +324,8 @@ impl Run {
 ///
 /// # Invariants
 ///
-/// `placement` has no bit at or above `stages.len()`; a flush has no stage.
+/// `placement` has no bit at or above `stages.len()`; a flush has no stage; a migration has no
+/// stage and a placement of 0 or 1 (its destination).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Route {
     pipeline: Pipeline,
@@ -342,8 +350,20 @@ impl Route {
             Ok(s) => s,
             Err(e) => return Err(e),
         };
-        if matches!(direction, Direction::Flush) && !stages.is_empty() {
+        if matches!(direction, Direction::Flush | Direction::Migrate) && !stages.is_empty() {
             return Err(PipelineError::FlushWithStages);
+        }
+        if matches!(direction, Direction::Migrate) {
+            if flags != 0 || placement > 1 {
+                return Err(PipelineError::PlacementOutOfRange(placement));
+            }
+            // INVARIANT: a migration has no stage; its placement byte names the destination.
+            return Ok(Self {
+                pipeline,
+                direction,
+                stages,
+                placement,
+            });
         }
         // Widened so that the shift stays in range whatever `MAX_STAGES` grows to.
         if (placement as u32) >> stages.len() != 0 {
@@ -391,7 +411,7 @@ impl Route {
             return None;
         }
         match self.direction {
-            Direction::Write | Direction::Flush => Some(step),
+            Direction::Write | Direction::Flush | Direction::Migrate => Some(step),
             Direction::Read => Some(n - 1 - step),
         }
     }

@@ -80,7 +80,8 @@ impl RequestError {
 ///
 /// For a read or a write: `1 <= nr_blocks <= MAX_REQ_BLOCKS`, blocks `lba..lba + nr_blocks`
 /// exist, buffers `buf_index..buf_index + nr_blocks` exist, the state blob exists, every stage's
-/// actor exists. For a flush: no block, LBA 0, buffer 0. In both: `stage_start <= steps`, and the
+/// actor exists. For a flush: no block, LBA 0, buffer 0. For a migration: no block, LBA 0,
+/// buffer 0, `actors[0]` an existing actor other than 0 and `epochs[0]` odd. In all: `stage_start <= steps`, and the
 /// actor ids and epochs past the stage count are zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Request {
@@ -100,6 +101,9 @@ impl Request {
             return Err(RequestError::StageStart(desc.stage_start));
         }
         let n = desc.nr_blocks;
+        if matches!(route.direction(), Direction::Migrate) {
+            return Self::validate_migrate(route, desc, params);
+        }
         if matches!(route.direction(), Direction::Flush) {
             if n != 0 {
                 return Err(RequestError::BlockCount(n));
@@ -140,6 +144,45 @@ impl Request {
         }
         // INVARIANT: every rule of the type invariant is checked above.
         Ok(Self { route, desc: *desc })
+    }
+
+    /// A migration: no block, LBA 0, buffer 0, an existing actor in `actors[0]` with an odd
+    /// (migrating) epoch in `epochs[0]`, nothing in the second entries.
+    fn validate_migrate(
+        route: Route,
+        desc: &SubmissionDescriptor,
+        params: &LayoutParams,
+    ) -> Result<Self, RequestError> {
+        if desc.nr_blocks != 0 {
+            return Err(RequestError::BlockCount(desc.nr_blocks));
+        }
+        if desc.lba != 0 {
+            return Err(RequestError::LbaRange);
+        }
+        if desc.buf_index != 0 {
+            return Err(RequestError::BufferRange);
+        }
+        let id = desc.actors[0];
+        if id == 0 || u32::from(id) >= params.nr_actors {
+            return Err(RequestError::ActorId { stage: 0, id });
+        }
+        if desc.epochs[0] & 1 == 0 || desc.actors[1..].iter().any(|a| *a != 0) {
+            return Err(RequestError::Reserved);
+        }
+        if desc.epochs[1..].iter().any(|e| *e != 0) {
+            return Err(RequestError::Reserved);
+        }
+        // INVARIANT: a migration's rules, checked above.
+        Ok(Self { route, desc: *desc })
+    }
+
+    /// The actor a migration moves (`actors[0]`), for a [`Direction::Migrate`] request.
+    pub const fn migrating_actor(&self) -> Option<u8> {
+        if matches!(self.route.direction(), Direction::Migrate) {
+            Some(self.desc.actors[0])
+        } else {
+            None
+        }
     }
 
     /// The route: pipeline, direction, stages, placement.

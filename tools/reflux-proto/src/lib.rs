@@ -5,12 +5,12 @@
 //! The sources live in `drivers/reflux/abi.rs` (the device ABI: registers, PMR layout, submission
 //! descriptor, completion entry, per-block metadata) and `drivers/reflux/proto/` (pipelines and
 //! placement runs, block metadata validation, request validation, AES-XTS, the thermal model, the
-//! completion-wait switch, engine pacing, and the ring arithmetic shared with `cxl_ccm`). The
-//! kernel module and the software device compile the same files; this crate includes them so that
-//! `cargo test` can exercise them on the host. `proto` refers to the ABI as `crate::abi`, so both
-//! are declared at the crate root, as in the module. The proto modules are re-exported at the
-//! crate root: [`ring`], [`pipeline`], [`request`], [`block_meta`], [`xts`], [`thermal`],
-//! [`poll_switch`], [`pacing`].
+//! completion-wait switch, engine pacing, the thermal-aware scheduler, and the ring arithmetic
+//! shared with `cxl_ccm`). The kernel module and the software device compile the same files; this
+//! crate includes them so that `cargo test` can exercise them on the host. `proto` refers to the
+//! ABI as `crate::abi`, so both are declared at the crate root, as in the module. The proto
+//! modules are re-exported at the crate root: [`ring`], [`pipeline`], [`request`], [`block_meta`],
+//! [`xts`], [`thermal`], [`poll_switch`], [`pacing`], [`sched`].
 
 #![cfg_attr(not(test), no_std)]
 // The lints the kernel build applies to the same files (see `rust_common_flags` in the kernel

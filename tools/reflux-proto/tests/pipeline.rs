@@ -52,7 +52,7 @@ fn unknown_pipeline_direction_flags_and_placement_are_rejected() {
             Err(PipelineError::UnknownPipeline(p))
         );
     }
-    for d in 3..16u8 {
+    for d in 4..16u8 {
         assert_eq!(
             Route::new(opcode(PIPELINE_CHECKSUM, d), 0, 0),
             Err(PipelineError::UnknownDirection(d))
@@ -251,7 +251,7 @@ fn check_journey(route: &Route) {
             );
             assert!(loads.is_empty());
         }
-        Direction::Flush => {
+        Direction::Flush | Direction::Migrate => {
             assert!(loads.is_empty() && commits.is_empty());
             assert_eq!(runs.len(), 1);
         }
@@ -262,7 +262,9 @@ fn check_journey(route: &Route) {
         }
         // An empty run is only ever a device visit that loads, commits or flushes.
         if r.is_empty() {
-            let io = r.load || r.commit || route.direction() == Direction::Flush;
+            let io = r.load
+                || r.commit
+                || matches!(route.direction(), Direction::Flush | Direction::Migrate);
             assert!(r.side == Side::Device && io, "{route:?}: idle run {r:?}");
         }
     }
@@ -276,7 +278,7 @@ fn check_journey(route: &Route) {
     match route.direction() {
         Direction::Read if n > 0 && route.side(0) == Some(Side::Host) => expected_visits += 1,
         Direction::Write if n == 0 || route.side(n - 1) == Some(Side::Host) => expected_visits += 1,
-        Direction::Flush => expected_visits += 1,
+        Direction::Flush | Direction::Migrate => expected_visits += 1,
         Direction::Read if n == 0 => expected_visits += 1,
         _ => {}
     }
@@ -300,9 +302,10 @@ fn every_placement_of_every_pipeline() {
             }
         }
     }
-    // Passthrough: read, write, flush with placement 0; checksum: 2 flag values x 2 masks; the
+    // Passthrough: read, write, flush with placement 0, migrate to the host (0) and to the device
+    // (1); checksum: 2 flag values x 2 masks; the
     // two-stage pipelines: 1 stage x 2 masks + 2 stages x 4 masks; all over read and write.
-    let expected = 3 + 2 * (2 * 2 + 2 * (2 + 4));
+    let expected = 5 + 2 * (2 * 2 + 2 * (2 + 4));
     assert_eq!(journeys, expected);
 }
 

@@ -2,8 +2,9 @@
 
 use proptest::prelude::*;
 use reflux_proto::abi::{
-    opcode, LayoutParams, SubmissionDescriptor, DIR_FLUSH, DIR_READ, DIR_WRITE, MAX_REQ_BLOCKS,
-    PIPELINE_CHECKSUM, PIPELINE_COMPRESS, PIPELINE_PASSTHROUGH, PIPE_FLAG_CHECKSUM, STATUS_EINVAL,
+    opcode, LayoutParams, SubmissionDescriptor, DIR_FLUSH, DIR_MIGRATE, DIR_READ, DIR_WRITE,
+    MAX_REQ_BLOCKS, PIPELINE_CHECKSUM, PIPELINE_COMPRESS, PIPELINE_PASSTHROUGH, PIPE_FLAG_CHECKSUM,
+    STATUS_EINVAL,
 };
 use reflux_proto::pipeline::{PipelineError, Route};
 use reflux_proto::request::{
@@ -192,6 +193,63 @@ fn a_flush_names_no_data() {
             ..flush
         }),
         RequestError::Reserved
+    );
+}
+
+#[test]
+fn a_migration_names_one_actor_at_an_odd_epoch() {
+    let m = SubmissionDescriptor {
+        opcode: opcode(PIPELINE_PASSTHROUGH, DIR_MIGRATE),
+        placement: 1,
+        actors: [2, 0],
+        epochs: [5, 0],
+        ..Default::default()
+    };
+    let ok = Request::validate(&m, &PARAMS).expect("valid");
+    assert_eq!(ok.migrating_actor(), Some(2));
+    assert_eq!(ok.route().placement(), 1);
+    assert_eq!(
+        err(SubmissionDescriptor {
+            epochs: [4, 0],
+            ..m
+        }),
+        RequestError::Reserved
+    );
+    assert_eq!(
+        err(SubmissionDescriptor {
+            actors: [0, 0],
+            ..m
+        }),
+        RequestError::ActorId { stage: 0, id: 0 }
+    );
+    assert!(matches!(
+        err(SubmissionDescriptor { placement: 2, ..m }),
+        RequestError::Pipeline(_)
+    ));
+    assert!(matches!(
+        err(SubmissionDescriptor { flags: 1, ..m }),
+        RequestError::Pipeline(_)
+    ));
+    assert_eq!(
+        err(SubmissionDescriptor { nr_blocks: 1, ..m }),
+        RequestError::BlockCount(1)
+    );
+    assert_eq!(
+        err(SubmissionDescriptor {
+            actors: [2, 1],
+            ..m
+        }),
+        RequestError::Reserved
+    );
+    // A read is not a migration.
+    let read = SubmissionDescriptor {
+        opcode: opcode(PIPELINE_PASSTHROUGH, DIR_READ),
+        nr_blocks: 1,
+        ..Default::default()
+    };
+    assert_eq!(
+        Request::validate(&read, &PARAMS).map(|r| r.migrating_actor()),
+        Ok(None)
     );
 }
 

@@ -74,6 +74,10 @@ impl StageObserver for Busy<'_> {
         // Per step, not per request: a long request heats the device while it runs.
         self.account();
     }
+
+    fn actor_ran(&mut self, actor: u8, blocks: u64) {
+        self.dev.controls.lock().ran(actor, blocks);
+    }
 }
 
 /// How a request ends on the device.
@@ -184,6 +188,19 @@ fn execute(dev: &Dev, req: &Request, scratch: &mut Scratch, busy: &mut Busy<'_>)
         busy.mark = now_ns();
         return outcome;
     }
+    if route.direction() == Direction::Migrate {
+        let t0 = now_ns();
+        let status = crate::migrate::serve(dev, req);
+        // Not engine work either: the thermal model is heated by stages only.
+        busy.mark = now_ns();
+        return Outcome {
+            status,
+            next_stage: NEXT_STAGE_DONE,
+            // The device's time for its part, for the host's phase accounting.
+            bytes: u32::try_from(busy.mark.saturating_sub(t0)).unwrap_or(u32::MAX),
+            epochs: desc.epochs,
+        };
+    }
     let run = match route.run(Side::Device, desc.stage_start) {
         Ok(run) => run,
         // `validate` checked `stage_start`; kept as an answer, not a panic.
@@ -194,6 +211,19 @@ fn execute(dev: &Dev, req: &Request, scratch: &mut Scratch, busy: &mut Busy<'_>)
         Ok(plan) => plan,
         Err(e) => return exec_failed(dev, req, e, [0; MAX_STAGES]),
     };
+    // A stage runs only where its actor's control state is: the epoch check above makes this
+    // hold, the check here makes a broken migration visible instead of running a stray actor.
+    {
+        let controls = dev.controls.lock();
+        if let Some(missing) = plan.actors().find(|a| !controls.holds(*a)) {
+            pr_warn_ratelimited!(
+                "reflux.{}: tag {}: actor {missing} is not on the device\n",
+                dev.id,
+                desc.tag
+            );
+            return Outcome::failed(abi::STATUS_EAGAIN, plan.epochs());
+        }
+    }
     if run.load {
         if let Err(e) = store::load(pmr, layout, req, scratch, busy) {
             pr_warn_ratelimited!("reflux.{}: tag {}: {e}\n", dev.id, desc.tag);

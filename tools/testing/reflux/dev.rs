@@ -20,8 +20,9 @@ use kernel::{
 
 use crate::abi::{
     self, CompletionEntry, PmrLayout, RingConsumer, RingHeader, RingProducer, SubmissionDescriptor,
-    CQ_ENTRY_SIZE, SQ_ENTRY_SIZE,
+    CQ_ENTRY_SIZE, SIDE_DEVICE, SQ_ENTRY_SIZE,
 };
+use crate::actor::control::{self, Controls};
 use crate::proto::pipeline::MAX_STAGES;
 use crate::proto::ring::{RingGeometry, RingIndex};
 
@@ -96,6 +97,10 @@ pub(crate) struct Dev {
     pub(crate) speed_permille: AtomicU32,
     /// The completion interrupt, if the device has one.
     line: Option<SoftLine>,
+    /// The control state of the actors the device owns (rebuilt at enable, checkpointed and
+    /// dropped when it stops; moved by migrations).
+    #[pin]
+    pub(crate) controls: SpinLock<Controls>,
 }
 
 impl Dev {
@@ -131,6 +136,7 @@ impl Dev {
             drained: AtomicU64::new(0),
             speed_permille: AtomicU32::new(speed_permille),
             line,
+            controls <- new_spinlock!(Controls::default(), "reflux_dev_actors"),
         }? Error))
     }
 
@@ -365,6 +371,21 @@ impl Dev {
         self.cancel.store(false, Ordering::Release);
         self.discard.store(false, Ordering::Release);
         self.fatal.store(0, Ordering::Release);
+        {
+            let mut controls = self.controls.lock();
+            *controls = Controls::default();
+            let id = self.id;
+            let n = control::rebuild_owned(
+                &self.pmr,
+                &self.layout,
+                SIDE_DEVICE,
+                &mut controls,
+                |a, e| {
+                    pr_warn_ratelimited!("reflux.{id}: actor {a}: cannot rebuild: {e}\n");
+                },
+            );
+            pr_debug!("reflux.{id}: rebuilt {n} actors\n");
+        }
         let mut sq = self.sq.lock();
         sq.head = sq_head;
         sq.serving = true;
@@ -401,6 +422,25 @@ impl Dev {
                 break;
             }
             kthread::usleep_range(100, 200);
+        }
+        self.snapshot_actors();
+    }
+
+    /// Checkpoints every actor the device holds at its current epoch and drops it: a stopped
+    /// device runs nothing, and the next enable rebuilds from these checkpoints.
+    fn snapshot_actors(&self) {
+        let mut controls = self.controls.lock();
+        for id in 1..control::MAX_ACTORS {
+            // `MAX_ACTORS <= 256`.
+            let id = id as u8;
+            let Some(c) = controls.take(id) else {
+                continue;
+            };
+            let r = control::epoch(&self.pmr, &self.layout, id)
+                .and_then(|e| control::checkpoint(&self.pmr, &self.layout, id, SIDE_DEVICE, e, &c));
+            if let Err(e) = r {
+                pr_warn_ratelimited!("reflux.{}: actor {id}: checkpoint failed: {e}\n", self.id);
+            }
         }
     }
 }

@@ -18,6 +18,7 @@ use crate::abi::{
     PMR_AREA_ALIGN, SQ_ENTRY_SIZE,
 };
 use crate::actor;
+use crate::proto::checkpoint::ActorControl;
 
 /// Bytes of the superblock's wire image.
 const SB_BYTES: usize = size_of::<Superblock>();
@@ -199,6 +200,13 @@ fn format(pmr: &MemRemap, layout: &PmrLayout, device_id: u32) -> Result {
         let shared = actor::default_actor_shared(stage, device_id);
         let at = usize::try_from(slot).map_err(|_| EINVAL)?;
         pmr.write_bytes(at, &shared.to_bytes())?;
+        // The device registers the default actors as their first owner: its first checkpoint
+        // (epoch 0, nothing run) is what it rebuilds them from when the host enables it.
+        let first = ActorControl {
+            kind: shared.kind,
+            ..Default::default()
+        };
+        actor::control::checkpoint(pmr, layout, id, shared.owner, 0, &first).map_err(|_| EINVAL)?;
     }
     let mut sb = Superblock::format(layout);
     let magic = sb.magic;

@@ -44,6 +44,10 @@
 //! - The drain model: committed bytes join the write-cache backlog, which drains at `nand_mbps`;
 //!   a flush completes once everything committed before it has drained.
 
+// `pin_init!` of the device state, which has many fields, recurses deeper than the default
+// limit.
+#![recursion_limit = "256"]
+
 use core::sync::atomic::Ordering;
 
 use kernel::{
@@ -74,6 +78,7 @@ mod control;
 mod cores;
 mod dev;
 mod format;
+mod migrate;
 mod store;
 
 use proto::thermal::ThermalParams;
@@ -316,7 +321,7 @@ fn reset_registers(regs: &MemRemap, layout: &abi::PmrLayout, pmr_size: u64, p: &
     }
     let r32 = |o: usize, v: u32| regs.atomic_u32(o).map(|r| r.store(v, Ordering::Relaxed));
     let r64 = |o: usize, v: u64| regs.atomic_u64(o).map(|r| r.store(v, Ordering::Relaxed));
-    let mut caps = abi::CAP_POLL | abi::CAP_FAULT_INJECT;
+    let mut caps = abi::CAP_POLL | abi::CAP_FAULT_INJECT | abi::CAP_MIGRATE;
     for pipeline in 0..abi::PIPELINE_COUNT {
         caps |= abi::cap_pipeline(pipeline);
     }

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Drain-and-switch migration of one actor between host and device (§4.3), with the two-phase
+//! commit of §4.5, and the settling of actors at mount.
+//!
+//! A migration of actor `a` at even epoch `e`, from side S to side D:
+//!
+//! 1. **Switch**: `a` is marked migrating in the routing table; from now on every new request that
+//!    needs `a` is parked for D (it runs there once D is active).
+//! 2. **Drain**: wait until no request routed through `a` is in flight (they finish on S).
+//! 3. The epoch becomes `e + 1` (odd) in the PMR.
+//! 4. **Checkpoint**: S serialises `a`'s control state into the PMR and stores "ready"
+//!    (`ckpt_epoch = e + 1`). The host does it itself, or asks the device with a
+//!    `DIR_MIGRATE` command.
+//! 5. **Rebuild**: D rebuilds `a` from the checkpoint, writes `owner = D` and stores "active"
+//!    (`active_epoch = e + 1`).
+//! 6. The epoch becomes `e + 2`, the routing table says D, the parked requests go.
+//!
+//! No request is dropped or run twice: the drain finishes every request routed to S, and the
+//! parked ones are routed only after step 6. The time of each phase is recorded.
+//!
+//! **Fault injection**: `migrate_stop` (debugfs) pauses a migration at a phase, so that a test can
+//! cut the power there: 1 after the epoch went odd (before "ready"), 2 after "ready" (before
+//! "active"), 3 after "active" (before the epoch is even again). A paused migration waits until
+//! the knob is cleared or the device goes away.
+
+use core::sync::atomic::Ordering;
+
+use kernel::{
+    kthread::usleep_range, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem, time::Ktime,
+};
+
+use crate::abi::{self, SubmissionDescriptor, SIDE_DEVICE, SIDE_HOST};
+use crate::actor::control::{self, Controls, MAX_ACTORS};
+use crate::proto::checkpoint::{recover, Outcome};
+use crate::proto::pipeline::Side;
+use crate::proto::request::epoch_tag;
+use crate::queue::RefluxDev;
+
+/// Migrations remembered for the `migrations` file.
+pub(crate) const LOG_LEN: usize = 64;
+/// The longest drain a migration waits for.
+const DRAIN_TIMEOUT_NS: u64 = 5_000_000_000;
+/// The longest the device may take to answer a migration command.
+const DEVICE_TIMEOUT_NS: u64 = 2_000_000_000;
+
+/// Monotonic nanoseconds.
+pub(crate) fn now_ns() -> u64 {
+    u64::try_from(Ktime::ktime_get().to_ns()).unwrap_or(0)
+}
+
+/// One finished migration.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Record {
+    pub(crate) actor: u8,
+    pub(crate) to_device: bool,
+    pub(crate) drain_ns: u64,
+    pub(crate) ckpt_ns: u64,
+    pub(crate) handover_ns: u64,
+    pub(crate) rebuild_ns: u64,
+    pub(crate) total_ns: u64,
+}
+
+/// The last [`LOG_LEN`] migrations.
+pub(crate) struct MigrationLog {
+    pub(crate) records: [Record; LOG_LEN],
+    /// Migrations ever recorded; the newest is at `(count - 1) % LOG_LEN`.
+    pub(crate) count: u64,
+}
+
+impl Default for MigrationLog {
+    fn default() -> Self {
+        Self {
+            records: [Record::default(); LOG_LEN],
+            count: 0,
+        }
+    }
+}
+
+impl MigrationLog {
+    pub(crate) fn push(&mut self, r: Record) {
+        // `LOG_LEN` is small: the index fits.
+        self.records[(self.count % LOG_LEN as u64) as usize] = r;
+        self.count += 1;
+    }
+}
+
+const fn side_name(s: Side) -> &'static str {
+    match s {
+        Side::Host => "host",
+        Side::Device => "device",
+    }
+}
+
+const fn side_id(s: Side) -> u32 {
+    match s {
+        Side::Host => SIDE_HOST,
+        Side::Device => SIDE_DEVICE,
+    }
+}
+
+const fn side_of(id: u32) -> Side {
+    if id == SIDE_HOST {
+        Side::Host
+    } else {
+        Side::Device
+    }
+}
+
+impl RefluxDev {
+    /// Waits while `migrate_stop` asks to pause at `phase`; `Err` if the device goes away.
+    fn pause_at(&self, phase: u32, id: u8) -> Result {
+        if self.migrate_stop.load(Ordering::Acquire) != phase {
+            return Ok(());
+        }
+        pr_info!(
+            "{}: migration of actor {id} paused at phase {phase}\n",
+            &*self.name
+        );
+        self.migrate_phase.store(phase, Ordering::Release);
+        while self.migrate_stop.load(Ordering::Acquire) == phase {
+            if self.stopping.load(Ordering::Acquire) {
+                return Err(kernel::errno::eshutdown());
+            }
+            usleep_range(1000, 2000);
+        }
+        self.migrate_phase.store(0, Ordering::Release);
+        Ok(())
+    }
+
+    /// Sends the device its part of the migration of `id` at `epoch` and waits for the answer;
+    /// returns the device's own time for it.
+    fn device_step(&self, id: u8, epoch: u64, to: Side) -> Result<u64> {
+        let d = SubmissionDescriptor {
+            tag: self.ctrl_tag,
+            opcode: abi::opcode(abi::PIPELINE_PASSTHROUGH, abi::DIR_MIGRATE),
+            placement: u8::from(matches!(to, Side::Device)),
+            actors: [id, 0],
+            state: self.ctrl_tag,
+            epochs: [epoch_tag(epoch), 0],
+            ..Default::default()
+        };
+        *self.ctrl_done.lock() = None;
+        self.submit(&d)?;
+        let t0 = now_ns();
+        loop {
+            // Reap here too: with interrupts the handler may get there first, either is fine.
+            self.reap();
+            if let Some(e) = self.ctrl_done.lock().take() {
+                if e.status != abi::STATUS_OK {
+                    pr_warn_ratelimited!(
+                        "{}: the device refused its part of migrating actor {id}: {}\n",
+                        &*self.name,
+                        e.status
+                    );
+                    return Err(EIO);
+                }
+                return Ok(u64::from(e.stored_bytes));
+            }
+            if now_ns().saturating_sub(t0) > DEVICE_TIMEOUT_NS {
+                pr_warn_ratelimited!(
+                    "{}: the device did not answer the migration of actor {id}\n",
+                    &*self.name
+                );
+                return Err(kernel::errno::etimedout());
+            }
+            usleep_range(2, 10);
+        }
+    }
+
+    /// Migrates actor `id` to `to` (see the module documentation).
+    pub(crate) fn migrate(&self, id: u8, to: Side) -> Result<Record> {
+        if !self.can_migrate {
+            return Err(kernel::errno::eopnotsupp());
+        }
+        let _one_at_a_time = self.migration.lock();
+        let t0 = now_ns();
+        // 1. Switch.
+        let (from, epoch) = {
+            let mut routing = self.routing.lock();
+            let a = routing.actor_mut(id).ok_or(EINVAL)?;
+            if a.pinned {
+                return Err(EPERM);
+            }
+            if a.side == to {
+                return Err(kernel::errno::ealready());
+            }
+            let from = a.side;
+            a.side = to;
+            a.migrating = true;
+            (from, a.epoch)
+        };
+        let result = self.migrate_locked(id, from, to, epoch, t0);
+        let r = match result {
+            Ok(r) => r,
+            Err(e) => {
+                if !self.stopping.load(Ordering::Acquire) {
+                    // Not reached "active": the source keeps the actor (a drain timeout or a
+                    // refused command); the epoch stays odd until the next mount settles it
+                    // or goes on to the next even value now.
+                    self.abort(id, from, epoch);
+                }
+                return Err(e);
+            }
+        };
+        self.migration_log.lock().push(r);
+        self.stats.migrations.fetch_add(1, Ordering::Relaxed);
+        Ok(r)
+    }
+
+    fn migrate_locked(&self, id: u8, from: Side, to: Side, epoch: u64, t0: u64) -> Result<Record> {
+        let (pmr, layout) = (&self.pmr, &self.layout);
+        // 2. Drain.
+        loop {
+            let n = self.routing.lock().actor(id).map_or(0, |a| a.inflight);
+            if n == 0 {
+                break;
+            }
+            if self.stopping.load(Ordering::Acquire) {
+                return Err(kernel::errno::eshutdown());
+            }
+            if now_ns().saturating_sub(t0) > DRAIN_TIMEOUT_NS {
+                pr_warn_ratelimited!("{}: actor {id}: {n} requests did not drain\n", &*self.name);
+                return Err(kernel::errno::etimedout());
+            }
+            usleep_range(5, 20);
+        }
+        let t_drained = now_ns();
+        // 3. Odd epoch.
+        let odd = epoch | 1;
+        control::set_epoch(pmr, layout, id, odd)?;
+        self.pause_at(1, id)?;
+        // 4. Checkpoint ("ready").
+        let t_ckpt0 = now_ns();
+        let mut dev_ckpt_ns = 0;
+        match from {
+            Side::Host => {
+                let c = self.controls.lock().take(id).ok_or(EIO)?;
+                if let Err(e) = control::checkpoint(pmr, layout, id, SIDE_HOST, odd, &c) {
+                    // Keep the state where it was: nothing was published.
+                    let _ = self.controls.lock().put(id, c);
+                    return Err(e.into());
+                }
+            }
+            Side::Device => dev_ckpt_ns = self.device_step(id, odd, Side::Host)?,
+        }
+        let t_ready = now_ns();
+        self.pause_at(2, id)?;
+        // 5. Rebuild ("active").
+        let t_rb0 = now_ns();
+        let mut dev_rebuild_ns = 0;
+        match to {
+            Side::Host => {
+                let ckpt = control::load(pmr, layout, id, Some(odd))?;
+                self.controls.lock().put(id, ckpt.rebuild(SIDE_HOST))?;
+                control::activate(pmr, layout, id, SIDE_HOST, odd)?;
+            }
+            Side::Device => dev_rebuild_ns = self.device_step(id, odd, Side::Device)?,
+        }
+        let t_active = now_ns();
+        self.pause_at(3, id)?;
+        // 6. Even epoch; the parked requests go.
+        let even = odd.wrapping_add(1);
+        control::set_epoch(pmr, layout, id, even)?;
+        self.settle(id, to, even);
+        let t_end = now_ns();
+        // The device's own part of a command is its checkpoint or rebuild; the rest of the
+        // command's round trip is the hand-over (doorbell, pick-up, completion).
+        let ckpt_ns = match from {
+            Side::Host => t_ready - t_ckpt0,
+            Side::Device => dev_ckpt_ns,
+        };
+        let rebuild_ns = match to {
+            Side::Host => t_active - t_rb0,
+            Side::Device => dev_rebuild_ns,
+        };
+        let total_ns = t_end - t0;
+        let drain_ns = t_drained - t0;
+        Ok(Record {
+            actor: id,
+            to_device: matches!(to, Side::Device),
+            drain_ns,
+            ckpt_ns,
+            handover_ns: total_ns.saturating_sub(drain_ns + ckpt_ns + rebuild_ns),
+            rebuild_ns,
+            total_ns,
+        })
+    }
+
+    /// Ends a migration: the routing table says where the actor is, the parked requests go.
+    fn settle(&self, id: u8, side: Side, epoch: u64) {
+        let Ok(mut resume) = KVec::with_capacity(self.depth as usize, GFP_KERNEL) else {
+            // Without memory the parked requests cannot be listed: they fail instead of hanging.
+            self.stopping.store(true, Ordering::Release);
+            return;
+        };
+        {
+            let mut routing = self.routing.lock();
+            if let Some(a) = routing.actor_mut(id) {
+                a.side = side;
+                a.epoch = epoch;
+                a.migrating = false;
+                a.last_move_ns = Some(now_ns());
+            }
+            routing.unpark(&mut resume);
+        }
+        for (tag, step) in resume.iter() {
+            self.resume(*tag, *step);
+        }
+    }
+
+    /// A migration failed before "active": the source keeps the actor. The checkpoint, if it was
+    /// written, is rebuilt on the source (the host), or the device keeps what it held.
+    fn abort(&self, id: u8, from: Side, epoch: u64) {
+        let (pmr, layout) = (&self.pmr, &self.layout);
+        if matches!(from, Side::Host) && !self.controls.lock().holds(id) {
+            if let Ok(c) = control::load(pmr, layout, id, None) {
+                let _ = self.controls.lock().put(id, c.rebuild(SIDE_HOST));
+            }
+        }
+        // Back to even, past the odd epoch: requests routed before are refused and re-routed.
+        let next = (epoch | 1).wrapping_add(1);
+        let _ = control::set_epoch(pmr, layout, id, next);
+        self.settle(id, from, next);
+    }
+
+    /// Fails the requests parked for a migration that will not finish (the device is going).
+    pub(crate) fn fail_parked(&self) {
+        let Ok(mut resume) = KVec::with_capacity(self.depth as usize, GFP_KERNEL) else {
+            return;
+        };
+        self.routing.lock().unpark(&mut resume);
+        for (tag, step) in resume.iter() {
+            // `stopping` is set: `resume` fails it.
+            self.resume(*tag, *step);
+        }
+    }
+
+    /// Checkpoints the actors the host holds (at unmount: the next mount rebuilds from them).
+    pub(crate) fn snapshot_host_actors(&self) {
+        let (pmr, layout) = (&self.pmr, &self.layout);
+        let mut controls = self.controls.lock();
+        for id in 1..MAX_ACTORS {
+            let id = id as u8;
+            let Some(c) = controls.take(id) else {
+                continue;
+            };
+            let r = control::epoch(pmr, layout, id)
+                .and_then(|e| control::checkpoint(pmr, layout, id, SIDE_HOST, e, &c));
+            if let Err(e) = r {
+                pr_warn!("{}: actor {id}: checkpoint failed: {e}\n", &*self.name);
+            }
+        }
+    }
+}
+
+/// What the administrator asked for at bind.
+pub(crate) struct Registration {
+    /// Stage actors the configured placement puts on a side: `(actor, side)`.
+    pub(crate) place: [(u8, Side); abi::MAX_STAGES as usize],
+    pub(crate) nr_place: usize,
+    /// Bit `id`: actor `id` is compute-dominated (pinned).
+    pub(crate) pinned: u32,
+}
+
+/// Settles every actor at mount, before the device is enabled (the host owns the PMR): finishes
+/// or rolls back an interrupted migration, applies the administrator's placement and class, and
+/// fills the routing table; then rebuilds the host's actors.
+pub(crate) fn settle_at_mount(dev: &RefluxDev, reg: &Registration) -> Result {
+    let (pmr, layout) = (&dev.pmr, &dev.layout);
+    let nr = usize::try_from(layout.params().nr_actors)
+        .unwrap_or(0)
+        .min(MAX_ACTORS);
+    let mut routing = dev.routing.lock();
+    for idx in 1..nr {
+        let id = idx as u8;
+        let Ok(sh) = control::header(pmr, layout, id) else {
+            continue;
+        };
+        let epoch = control::epoch(pmr, layout, id)?;
+        let r = recover(epoch, &sh);
+        let mut owner = r.owner;
+        let mut epoch = r.epoch;
+        match r.outcome {
+            Outcome::Settled => {}
+            Outcome::RolledBack | Outcome::RolledForward => pr_info!(
+                "{}: actor {id} was migrating at the crash (epoch {}): {} to the {}\n",
+                &*dev.name,
+                r.epoch - 1,
+                if r.outcome == Outcome::RolledBack {
+                    "rolled back"
+                } else {
+                    "rolled forward"
+                },
+                side_name(side_of(owner))
+            ),
+        }
+        let pinned = reg.pinned & (1 << idx) != 0;
+        if let Some((_, want)) = reg.place[..reg.nr_place].iter().find(|(a, _)| *a == id) {
+            if side_id(*want) != owner {
+                // A cold move: nothing runs, the checkpoint stays, the new owner rebuilds.
+                owner = side_id(*want);
+                epoch = epoch.wrapping_add(2);
+            }
+        }
+        let class = if pinned {
+            abi::ACTOR_CLASS_COMPUTE
+        } else {
+            abi::ACTOR_CLASS_IO
+        };
+        write_registration(dev, id, owner, class)?;
+        control::set_epoch(pmr, layout, id, epoch)?;
+        let a = &mut routing.actors[idx];
+        a.registered = true;
+        a.pinned = pinned;
+        a.side = side_of(owner);
+        a.epoch = epoch;
+        a.migrating = false;
+        a.inflight = 0;
+        a.last_move_ns = None;
+    }
+    drop(routing);
+    let mut controls = dev.controls.lock();
+    *controls = Controls::default();
+    let name = &dev.name;
+    control::rebuild_owned(pmr, layout, SIDE_HOST, &mut controls, |a, e| {
+        pr_warn!("{}: actor {a}: cannot rebuild on the host: {e}\n", &**name);
+    });
+    Ok(())
+}
+
+fn write_registration(dev: &RefluxDev, id: u8, owner: u32, class: u32) -> Result {
+    use core::mem::offset_of;
+    let at = dev
+        .layout
+        .actor_shared(id)
+        .and_then(|o| usize::try_from(o).ok())
+        .ok_or(EINVAL)?;
+    dev.pmr
+        .atomic_u32(at + offset_of!(abi::ActorShared, owner))?
+        .store(owner, Ordering::Relaxed);
+    dev.pmr
+        .atomic_u32(at + offset_of!(abi::ActorShared, class))?
+        .store(class, Ordering::Release);
+    Ok(())
+}

@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The thermal-aware per-stage scheduler's decisions (paper §4.4), in integer fixed point.
+//!
+//! Device-side compute heats a CSD until it throttles (see [`super::thermal`]); ReFlux escapes the
+//! cliff by moving individual pipeline stages, not whole requests, between the device and the
+//! host. Drain-and-switch migration costs under 50 µs, so a threshold scheme run every scheduling
+//! epoch (10 ms) suffices; this module is that scheme, without the clock, the telemetry reads or
+//! the migration itself, which the driver owns.
+//!
+//! # The score
+//!
+//! Every epoch the driver samples the host (CPU utilisation) and the device (controller
+//! temperature, engine core utilisation, the queue depth of each actor) into a [`Sample`] and one
+//! [`ActorView`] per actor, and [`Scheduler::step`] computes for each actor `a`
+//!
+//! `S(a) = α · T_dev + β · U_host + γ · Q_dev(a)`
+//!
+//! with every quantity in permille (`0..=1000`, 1000 = 1):
+//!
+//! - `T_dev = (temp − ambient) / (throttle − ambient)`, clamped to `0..=1000`: the normalised
+//!   device temperature, 0 at ambient and 1000 at the OCP throttling threshold (77 °C);
+//! - `U_host`: the host CPU utilisation;
+//! - `Q_dev(a) = min(queue_depth(a) / q_full, 1)`: the actor's device-side queue depth, full at
+//!   `q_full` requests;
+//! - `α`, `β`, `γ`: weights in permille that sum to 1000, so that `S` is in `0..=1000` too. The
+//!   paper's 0.5, 0.3, 0.2 come from an offline grid search minimising P99 latency.
+//!
+//! Every division rounds down. As in the paper, `S` is one pressure index: host utilisation raises
+//! it as well, and it is the host saturation test below, not the score, that keeps uploads off a
+//! saturated host.
+//!
+//! # The decision
+//!
+//! - **Upload** (device → host) a device-placed actor when `S > θ` and the host is not saturated
+//!   (`U_host < host_saturated`).
+//! - **Offload** (host → device) a host-placed actor when `S < θ_low` and the device has headroom:
+//!   `T_dev < headroom_temp` and engine utilisation `< headroom_util`.
+//! - The band `θ_low..=θ` is the hysteresis that keeps an actor whose score hovers near one
+//!   threshold from flapping, and the headroom test keeps an actor from being sent back to a device
+//!   that is still warm.
+//! - An actor moves again only `dwell_ms` after its last migration ([`ActorView::last_move_ns`]),
+//!   and at most one actor moves per epoch: the upload candidate with the highest score, or, if
+//!   no actor is to be uploaded, the offload candidate with the lowest score (ties go to the
+//!   actor that comes first in the slice). One move at a time lets the next epoch's telemetry
+//!   show its effect before anything else moves.
+//! - Pinned (compute-dominated, [`crate::abi::ACTOR_CLASS_COMPUTE`]) actors never move; their
+//!   scores are computed and logged all the same.
+//!
+//! # Throttling
+//!
+//! When both sides are saturated (a device-placed actor scores above `θ`, but the host is
+//! saturated), migrating would only move the overload; the scheduler throttles the request rate
+//! instead. The [`Scheduler`] keeps a permitted in-flight fraction, in permille of the queue's
+//! in-flight limit: it halves every epoch in which the condition holds, down to
+//! `min_inflight_permille`, and doubles back toward 1000 every epoch after it clears. A pinned
+//! actor counts here: it cannot move, so throttling is the only relief it has. With the defaults
+//! the fraction falls 1000 → 500 → 250 → 125 in three epochs (30 ms) and recovers as fast, so a
+//! short saturation costs little and a long one is contained within a few epochs. The throttle
+//! level and a migration are independent outputs: the driver applies both.
+//!
+//! # Defaults
+//!
+//! [`SchedParams::DEFAULT`]: a 10 ms epoch; `α`, `β`, `γ` = 500, 300, 200; ambient 35 °C,
+//! throttle 77 °C, a full queue of 32 requests; `θ` = 650, `θ_low` = 400; the host is saturated at
+//! 950; the device has headroom below `T_dev` 500 (56 °C) and 800 engine utilisation; a 100 ms
+//! dwell; throttling down to 125.
+//!
+//! Then, with the host 30 % busy, a device-placed actor with a full queue is uploaded from
+//! 65.3 °C on (`T_dev` ≥ 722), well before the device throttles at 77 °C; with a half-full queue
+//! from 73.7 °C; an actor with an empty queue is not uploaded at all. Back on the host (empty
+//! device queue), it is offloaded again once the device cools below 56 °C (the headroom), about
+//! 0.7 s of idling with the thermal model's defaults: the gap between 65 °C and 56 °C is what
+//! keeps it from flapping. With a saturated host (95 %) and a full queue, the throttle engages
+//! from 48.9 °C (`T_dev` ≥ 332).
+
+use core::fmt;
+
+use super::pipeline::Side;
+use super::thermal::{MAX_MILLI_C, OCP_THROTTLE_MILLI_C};
+
+/// The most actor scores a [`Decision`] records for the log; the decision itself considers every
+/// actor.
+pub const MAX_LOGGED: usize = 8;
+
+/// The longest scheduling epoch, in milliseconds.
+pub const MAX_EPOCH_MS: u32 = 1_000;
+
+/// The longest dwell, in milliseconds.
+pub const MAX_DWELL_MS: u32 = 10_000;
+
+const NS_PER_MS: u64 = 1_000_000;
+
+/// The parameters of the scheduler; module parameters of the driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SchedParams {
+    /// The scheduling epoch: the driver calls [`Scheduler::step`] this often, in milliseconds
+    /// (`1..=MAX_EPOCH_MS`). The throttle halves or doubles once per epoch.
+    pub epoch_ms: u32,
+    /// `α`, the weight of the device temperature, in permille.
+    pub alpha_permille: u32,
+    /// `β`, the weight of the host CPU utilisation, in permille.
+    pub beta_permille: u32,
+    /// `γ`, the weight of the actor's device queue depth, in permille. `α + β + γ = 1000`.
+    pub gamma_permille: u32,
+    /// The temperature at which `T_dev` is 0, in milli-°C.
+    pub ambient_milli_c: u32,
+    /// The temperature at which `T_dev` is 1000, in milli-°C; above `ambient_milli_c`, at most
+    /// [`MAX_MILLI_C`].
+    pub throttle_milli_c: u32,
+    /// The device queue depth, in requests, at which `Q_dev` is 1000 (at least 1).
+    pub q_full: u32,
+    /// `θ`: upload a device-placed actor whose score is above this, in permille (at most 1000).
+    pub theta_permille: u32,
+    /// `θ_low`: offload a host-placed actor whose score is below this, in permille; below
+    /// `theta_permille`.
+    pub theta_low_permille: u32,
+    /// The host is saturated, and takes no upload, at or above this CPU utilisation, in permille
+    /// (`1..=1000`).
+    pub host_saturated_permille: u32,
+    /// The device has headroom for an offload below this `T_dev`, in permille (`1..=1000`).
+    pub headroom_temp_permille: u32,
+    /// The device has headroom for an offload below this engine utilisation, in permille
+    /// (`1..=1000`).
+    pub headroom_util_permille: u32,
+    /// The least time between two migrations of one actor, in milliseconds (at most
+    /// [`MAX_DWELL_MS`]).
+    pub dwell_ms: u32,
+    /// The throttle's floor: the least in-flight fraction, in permille (`1..=1000`).
+    pub min_inflight_permille: u32,
+}
+
+impl SchedParams {
+    /// The documented defaults (see the module documentation).
+    pub const DEFAULT: Self = Self {
+        epoch_ms: 10,
+        alpha_permille: 500,
+        beta_permille: 300,
+        gamma_permille: 200,
+        ambient_milli_c: 35_000,
+        throttle_milli_c: OCP_THROTTLE_MILLI_C,
+        q_full: 32,
+        theta_permille: 650,
+        theta_low_permille: 400,
+        host_saturated_permille: 950,
+        headroom_temp_permille: 500,
+        headroom_util_permille: 800,
+        dwell_ms: 100,
+        min_inflight_permille: 125,
+    };
+
+    /// Checks the parameters.
+    pub const fn validate(&self) -> Result<(), SchedError> {
+        if self.epoch_ms == 0 || self.epoch_ms > MAX_EPOCH_MS {
+            return Err(SchedError::Epoch);
+        }
+        let weights =
+            self.alpha_permille as u64 + self.beta_permille as u64 + self.gamma_permille as u64;
+        if weights != 1000 {
+            return Err(SchedError::Weights);
+        }
+        if !(self.ambient_milli_c < self.throttle_milli_c && self.throttle_milli_c <= MAX_MILLI_C) {
+            return Err(SchedError::Temperatures);
+        }
+        if self.q_full == 0 {
+            return Err(SchedError::QueueFull);
+        }
+        if !(self.theta_low_permille < self.theta_permille && self.theta_permille <= 1000) {
+            return Err(SchedError::Thresholds);
+        }
+        if !is_permille_nonzero(self.host_saturated_permille) {
+            return Err(SchedError::HostSaturated);
+        }
+        if !is_permille_nonzero(self.headroom_temp_permille)
+            || !is_permille_nonzero(self.headroom_util_permille)
+        {
+            return Err(SchedError::Headroom);
+        }
+        if self.dwell_ms > MAX_DWELL_MS {
+            return Err(SchedError::Dwell);
+        }
+        if !is_permille_nonzero(self.min_inflight_permille) {
+            return Err(SchedError::MinInflight);
+        }
+        Ok(())
+    }
+}
+
+impl Default for SchedParams {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+const fn is_permille_nonzero(x: u32) -> bool {
+    x >= 1 && x <= 1000
+}
+
+/// Why scheduler parameters are refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SchedError {
+    /// An epoch outside `1..=MAX_EPOCH_MS`.
+    Epoch,
+    /// Weights `α + β + γ` that do not sum to 1000.
+    Weights,
+    /// Not `ambient < throttle <= MAX_MILLI_C`.
+    Temperatures,
+    /// A zero full-queue depth.
+    QueueFull,
+    /// Not `θ_low < θ <= 1000`: no hysteresis band, or an upload threshold out of range.
+    Thresholds,
+    /// A host saturation threshold outside `1..=1000`.
+    HostSaturated,
+    /// A headroom temperature or utilisation outside `1..=1000`.
+    Headroom,
+    /// A dwell above [`MAX_DWELL_MS`].
+    Dwell,
+    /// A throttle floor outside `1..=1000`.
+    MinInflight,
+}
+
+impl fmt::Display for SchedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let msg = match self {
+            Self::Epoch => "scheduling epoch must be in 1..=1000 ms",
+            Self::Weights => "score weights alpha + beta + gamma must sum to 1000 permille",
+            Self::Temperatures => "scheduler temperatures must satisfy ambient < throttle <= 200 C",
+            Self::QueueFull => "full queue depth must be at least 1",
+            Self::Thresholds => "thresholds must satisfy theta_low < theta <= 1000 permille",
+            Self::HostSaturated => "host saturation threshold must be in 1..=1000 permille",
+            Self::Headroom => "device headroom thresholds must be in 1..=1000 permille",
+            Self::Dwell => "dwell must be at most 10000 ms",
+            Self::MinInflight => "minimum in-flight fraction must be in 1..=1000 permille",
+        };
+        f.write_str(msg)
+    }
+}
+
+/// What the driver measured at the start of an epoch. Utilisations above 1000 count as 1000.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Sample {
+    /// The time of the sample (a monotonic clock), in nanoseconds.
+    pub now_ns: u64,
+    /// The device's controller temperature, in milli-°C (the `TEMP_MILLI_C` register).
+    pub temp_milli_c: u32,
+    /// The device's engine core utilisation, in permille (the `CORE_UTIL_PERMILLE` register).
+    pub dev_util_permille: u32,
+    /// The host CPU utilisation, in permille.
+    pub host_util_permille: u32,
+}
+
+/// One actor, as the scheduler sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ActorView {
+    /// The actor's id (its slot).
+    pub id: u8,
+    /// Where the actor runs now.
+    pub side: Side,
+    /// A compute-dominated actor ([`crate::abi::ACTOR_CLASS_COMPUTE`]): never migrated.
+    pub pinned: bool,
+    /// The actor's device-side queue depth, in requests.
+    pub dev_queue: u32,
+    /// When the actor last migrated, on the clock of [`Sample::now_ns`]; `None` if it never did.
+    /// A time after `now_ns` counts as "just now".
+    pub last_move_ns: Option<u64>,
+}
+
+/// One actor's score, recorded for the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ActorScore {
+    /// The actor's id.
+    pub id: u8,
+    /// Where the actor ran when scored.
+    pub side: Side,
+    /// Its score `S`, in permille.
+    pub score: u32,
+}
+
+impl ActorScore {
+    const NONE: Self = Self {
+        id: 0,
+        side: Side::Host,
+        score: 0,
+    };
+}
+
+/// A migration the scheduler decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Move {
+    /// The actor to migrate.
+    pub actor: u8,
+    /// The side to migrate it to: [`Side::Host`] for an upload, [`Side::Device`] for an offload.
+    pub to: Side,
+    /// The actor's score, in permille.
+    pub score: u32,
+}
+
+/// The outcome of one epoch. Its [`Display`](fmt::Display) form is one log line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Decision {
+    /// The migration to perform, if any (at most one per epoch).
+    pub migrate: Option<Move>,
+    /// Both sides were saturated this epoch: the in-flight fraction was halved.
+    pub throttle: bool,
+    /// The permitted in-flight fraction from now on, in permille (1000: unthrottled).
+    pub inflight_permille: u32,
+    /// The normalised device temperature `T_dev`, in permille.
+    pub t_dev_permille: u32,
+    /// The host CPU utilisation `U_host`, in permille (clamped).
+    pub u_host_permille: u32,
+    /// The device engine utilisation, in permille (clamped).
+    pub dev_util_permille: u32,
+    /// The number of actors considered.
+    pub actors: usize,
+    scores: [ActorScore; MAX_LOGGED],
+    logged: usize,
+}
+
+impl Decision {
+    /// The scores of the first [`MAX_LOGGED`] actors, in the order they were given.
+    pub fn scores(&self) -> &[ActorScore] {
+        self.scores.get(..self.logged).unwrap_or(&[])
+    }
+}
+
+const fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::Host => "host",
+        Side::Device => "dev",
+    }
+}
+
+impl fmt::Display for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}->{}(s={})",
+            self.actor,
+            side_name(self.to.other()),
+            side_name(self.to),
+            self.score
+        )
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "t_dev={} u_host={} dev_util={} inflight={} throttle={} move=",
+            self.t_dev_permille,
+            self.u_host_permille,
+            self.dev_util_permille,
+            self.inflight_permille,
+            if self.throttle { "yes" } else { "no" },
+        )?;
+        match &self.migrate {
+            Some(m) => write!(f, "{m}")?,
+            None => f.write_str("none")?,
+        }
+        f.write_str(" scores=[")?;
+        for (i, s) in self.scores().iter().enumerate() {
+            let sep = if i == 0 { "" } else { " " };
+            write!(f, "{sep}{}@{}:{}", s.id, side_name(s.side), s.score)?;
+        }
+        f.write_str("]")?;
+        let more = self.actors.saturating_sub(self.logged);
+        if more > 0 {
+            write!(f, " +{more}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `T_dev`: the normalised device temperature at `temp_milli_c`, in permille, clamped to
+/// `0..=1000`. Any parameters are safe; a degenerate span (`throttle <= ambient`) gives 0.
+pub const fn t_dev_permille(params: &SchedParams, temp_milli_c: u32) -> u32 {
+    let span = params
+        .throttle_milli_c
+        .saturating_sub(params.ambient_milli_c) as u64;
+    let excess = temp_milli_c.saturating_sub(params.ambient_milli_c) as u64;
+    let excess = if excess > span { span } else { excess };
+    // `excess <= span`, so the quotient is at most 1000.
+    match (excess * 1000).checked_div(span) {
+        Some(t) => t as u32,
+        None => 0,
+    }
+}
+
+/// `Q_dev`: the device queue depth `dev_queue` as a fraction of a full queue, in permille,
+/// clamped to `0..=1000`. A zero `q_full` (invalid) counts any queued request as full.
+pub const fn q_dev_permille(params: &SchedParams, dev_queue: u32) -> u32 {
+    let full = params.q_full as u64;
+    let q = dev_queue as u64;
+    let q = if q > full { full } else { q };
+    match (q * 1000).checked_div(full) {
+        Some(x) => x as u32,
+        None if dev_queue > 0 => 1000,
+        None => 0,
+    }
+}
+
+const fn clamp_permille(x: u32) -> u32 {
+    if x > 1000 {
+        1000
+    } else {
+        x
+    }
+}
+
+/// `S = (α · T_dev + β · U_host + γ · Q_dev) / 1000` from its normalised terms.
+const fn combine(params: &SchedParams, t_dev: u32, u_host: u32, q_dev: u32) -> u32 {
+    // Each product is below 2^42, the sum below 2^44: no overflow whatever the weights.
+    let sum = params.alpha_permille as u64 * t_dev as u64
+        + params.beta_permille as u64 * u_host as u64
+        + params.gamma_permille as u64 * q_dev as u64;
+    let s = sum / 1000;
+    // At most 1000 when the weights sum to 1000; clamped for invalid ones.
+    if s > 1000 {
+        1000
+    } else {
+        s as u32
+    }
+}
+
+/// The score `S` of an actor with `dev_queue` requests queued on the device, in `sample`'s
+/// conditions, in permille (`0..=1000`). Any parameters are safe; invalid weights are clamped to
+/// a score of 1000.
+pub const fn score(params: &SchedParams, sample: &Sample, dev_queue: u32) -> u32 {
+    combine(
+        params,
+        t_dev_permille(params, sample.temp_milli_c),
+        clamp_permille(sample.host_util_permille),
+        q_dev_permille(params, dev_queue),
+    )
+}
+
+/// Whether `actor` may migrate at `now_ns`: it is not pinned and its last migration is at least
+/// `dwell_ns` old.
+const fn movable(actor: &ActorView, now_ns: u64, dwell_ns: u64) -> bool {
+    if actor.pinned {
+        return false;
+    }
+    match actor.last_move_ns {
+        None => true,
+        Some(last) => match now_ns.checked_sub(last) {
+            Some(age) => age >= dwell_ns,
+            None => false,
+        },
+    }
+}
+
+/// The scheduler's state: the throttle level and statistics. One per device.
+///
+/// # Invariants
+///
+/// `inflight_permille` is in `1..=1000`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Scheduler {
+    inflight_permille: u32,
+    epochs: u64,
+    moves: u64,
+    throttled_epochs: u64,
+}
+
+impl Scheduler {
+    /// A scheduler that has not throttled.
+    pub const fn new() -> Self {
+        // INVARIANT: 1000 is in range.
+        Self {
+            inflight_permille: 1000,
+            epochs: 0,
+            moves: 0,
+            throttled_epochs: 0,
+        }
+    }
+
+    /// Runs one epoch: scores every actor in `actors`, decides at most one migration and updates
+    /// the throttle (see the module documentation).
+    ///
+    /// `params` should be valid ([`SchedParams::validate`]); invalid ones give meaningless but
+    /// safe decisions (no panic, no overflow, an in-flight fraction in `1..=1000`). The caller
+    /// performs the migration and records its time in the actor's [`ActorView::last_move_ns`].
+    pub fn step(
+        &mut self,
+        params: &SchedParams,
+        sample: &Sample,
+        actors: &[ActorView],
+    ) -> Decision {
+        let t_dev = t_dev_permille(params, sample.temp_milli_c);
+        let u_host = clamp_permille(sample.host_util_permille);
+        let dev_util = clamp_permille(sample.dev_util_permille);
+        let host_free = u_host < params.host_saturated_permille;
+        let headroom =
+            t_dev < params.headroom_temp_permille && dev_util < params.headroom_util_permille;
+        let dwell_ns = u64::from(params.dwell_ms) * NS_PER_MS;
+
+        let mut scores = [ActorScore::NONE; MAX_LOGGED];
+        let mut upload: Option<Move> = None;
+        let mut offload: Option<Move> = None;
+        let mut saturated = false;
+        for (i, a) in actors.iter().enumerate() {
+            let s = combine(params, t_dev, u_host, q_dev_permille(params, a.dev_queue));
+            if let Some(slot) = scores.get_mut(i) {
+                *slot = ActorScore {
+                    id: a.id,
+                    side: a.side,
+                    score: s,
+                };
+            }
+            let candidate = Move {
+                actor: a.id,
+                to: a.side.other(),
+                score: s,
+            };
+            match a.side {
+                Side::Device if s > params.theta_permille => {
+                    if !host_free {
+                        saturated = true;
+                    } else if movable(a, sample.now_ns, dwell_ns) {
+                        upload = match upload {
+                            Some(m) if m.score >= s => Some(m),
+                            _ => Some(candidate),
+                        };
+                    }
+                }
+                Side::Host
+                    if s < params.theta_low_permille
+                        && headroom
+                        && movable(a, sample.now_ns, dwell_ns) =>
+                {
+                    offload = match offload {
+                        Some(m) if m.score <= s => Some(m),
+                        _ => Some(candidate),
+                    };
+                }
+                _ => {}
+            }
+        }
+        let migrate = match upload {
+            Some(m) => Some(m),
+            None => offload,
+        };
+
+        let floor = params.min_inflight_permille.clamp(1, 1000);
+        self.inflight_permille = if saturated {
+            (self.inflight_permille / 2).max(floor)
+        } else {
+            self.inflight_permille.saturating_mul(2).min(1000)
+        };
+        self.epochs = self.epochs.saturating_add(1);
+        if migrate.is_some() {
+            self.moves = self.moves.saturating_add(1);
+        }
+        if saturated {
+            self.throttled_epochs = self.throttled_epochs.saturating_add(1);
+        }
+
+        Decision {
+            migrate,
+            throttle: saturated,
+            inflight_permille: self.inflight_permille,
+            t_dev_permille: t_dev,
+            u_host_permille: u_host,
+            dev_util_permille: dev_util,
+            actors: actors.len(),
+            scores,
+            logged: actors.len().min(MAX_LOGGED),
+        }
+    }
+
+    /// The permitted in-flight fraction, in permille (1000: unthrottled).
+    pub const fn inflight_permille(&self) -> u32 {
+        self.inflight_permille
+    }
+
+    /// Epochs run so far.
+    pub const fn epochs(&self) -> u64 {
+        self.epochs
+    }
+
+    /// Migrations decided so far.
+    pub const fn moves(&self) -> u64 {
+        self.moves
+    }
+
+    /// Epochs in which both sides were saturated (the throttle tightened).
+    pub const fn throttled_epochs(&self) -> u64 {
+        self.throttled_epochs
+    }
+}
+
+impl Default for Scheduler {
+    fn default() -> Self {
+        Self::new()
+    }
+}

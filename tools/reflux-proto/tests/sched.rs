@@ -1,0 +1,828 @@
+//! Tests of `sched`: the score's arithmetic, upload and offload with their thresholds, headroom,
+//! dwell, one migration per epoch, pinned actors, throttling, the log line, and safety for any
+//! input.
+
+use proptest::prelude::*;
+use reflux_proto::pipeline::Side;
+use reflux_proto::sched::{
+    q_dev_permille, score, t_dev_permille, ActorScore, ActorView, Move, Sample, SchedError,
+    SchedParams, Scheduler, MAX_DWELL_MS, MAX_LOGGED,
+};
+use reflux_proto::thermal::{MAX_MILLI_C, OCP_THROTTLE_MILLI_C};
+
+const MS: u64 = 1_000_000;
+const P: SchedParams = SchedParams::DEFAULT;
+
+fn sample(now_ns: u64, temp_milli_c: u32, host_util_permille: u32) -> Sample {
+    Sample {
+        now_ns,
+        temp_milli_c,
+        dev_util_permille: 0,
+        host_util_permille,
+    }
+}
+
+fn actor(id: u8, side: Side, dev_queue: u32) -> ActorView {
+    ActorView {
+        id,
+        side,
+        pinned: false,
+        dev_queue,
+        last_move_ns: None,
+    }
+}
+
+fn upload(actor: u8, score: u32) -> Option<Move> {
+    Some(Move {
+        actor,
+        to: Side::Host,
+        score,
+    })
+}
+
+fn offload(actor: u8, score: u32) -> Option<Move> {
+    Some(Move {
+        actor,
+        to: Side::Device,
+        score,
+    })
+}
+
+/// Applies a decided migration to the views, as the driver does.
+fn apply(actors: &mut [ActorView], m: Option<Move>, now_ns: u64) {
+    if let Some(m) = m {
+        let a = actors.iter_mut().find(|a| a.id == m.actor).unwrap();
+        assert_eq!(a.side, m.to.other());
+        a.side = m.to;
+        a.last_move_ns = Some(now_ns);
+    }
+}
+
+#[test]
+fn defaults_are_valid_and_documented() {
+    assert_eq!(P, SchedParams::default());
+    assert_eq!(P.validate(), Ok(()));
+    assert_eq!(P.epoch_ms, 10);
+    assert_eq!(
+        (P.alpha_permille, P.beta_permille, P.gamma_permille),
+        (500, 300, 200)
+    );
+    assert_eq!(P.ambient_milli_c, 35_000);
+    assert_eq!(P.throttle_milli_c, OCP_THROTTLE_MILLI_C);
+    assert_eq!(P.q_full, 32);
+    assert_eq!((P.theta_permille, P.theta_low_permille), (650, 400));
+    assert_eq!(P.host_saturated_permille, 950);
+    assert_eq!(
+        (P.headroom_temp_permille, P.headroom_util_permille),
+        (500, 800)
+    );
+    assert_eq!(P.dwell_ms, 100);
+    assert_eq!(P.min_inflight_permille, 125);
+    let s = Scheduler::new();
+    assert_eq!(s, Scheduler::default());
+    assert_eq!(s.inflight_permille(), 1000);
+    assert_eq!((s.epochs(), s.moves(), s.throttled_epochs()), (0, 0, 0));
+}
+
+#[test]
+fn parameters_are_validated() {
+    let d = P;
+    let bad = [
+        (SchedParams { epoch_ms: 0, ..d }, SchedError::Epoch),
+        (
+            SchedParams {
+                epoch_ms: 1001,
+                ..d
+            },
+            SchedError::Epoch,
+        ),
+        (
+            SchedParams {
+                alpha_permille: 600,
+                ..d
+            },
+            SchedError::Weights,
+        ),
+        (
+            SchedParams {
+                gamma_permille: 100,
+                ..d
+            },
+            SchedError::Weights,
+        ),
+        (
+            // Would sum to 1000 modulo 2^32.
+            SchedParams {
+                alpha_permille: u32::MAX,
+                beta_permille: 1001,
+                gamma_permille: 0,
+                ..d
+            },
+            SchedError::Weights,
+        ),
+        (
+            SchedParams {
+                ambient_milli_c: 77_000,
+                ..d
+            },
+            SchedError::Temperatures,
+        ),
+        (
+            SchedParams {
+                throttle_milli_c: 30_000,
+                ..d
+            },
+            SchedError::Temperatures,
+        ),
+        (
+            SchedParams {
+                throttle_milli_c: MAX_MILLI_C + 1,
+                ..d
+            },
+            SchedError::Temperatures,
+        ),
+        (SchedParams { q_full: 0, ..d }, SchedError::QueueFull),
+        (
+            SchedParams {
+                theta_low_permille: 650,
+                ..d
+            },
+            SchedError::Thresholds,
+        ),
+        (
+            SchedParams {
+                theta_low_permille: 700,
+                ..d
+            },
+            SchedError::Thresholds,
+        ),
+        (
+            SchedParams {
+                theta_permille: 1001,
+                ..d
+            },
+            SchedError::Thresholds,
+        ),
+        (
+            SchedParams {
+                host_saturated_permille: 0,
+                ..d
+            },
+            SchedError::HostSaturated,
+        ),
+        (
+            SchedParams {
+                host_saturated_permille: 1001,
+                ..d
+            },
+            SchedError::HostSaturated,
+        ),
+        (
+            SchedParams {
+                headroom_temp_permille: 0,
+                ..d
+            },
+            SchedError::Headroom,
+        ),
+        (
+            SchedParams {
+                headroom_util_permille: 1001,
+                ..d
+            },
+            SchedError::Headroom,
+        ),
+        (
+            SchedParams {
+                dwell_ms: MAX_DWELL_MS + 1,
+                ..d
+            },
+            SchedError::Dwell,
+        ),
+        (
+            SchedParams {
+                min_inflight_permille: 0,
+                ..d
+            },
+            SchedError::MinInflight,
+        ),
+        (
+            SchedParams {
+                min_inflight_permille: 1001,
+                ..d
+            },
+            SchedError::MinInflight,
+        ),
+    ];
+    for (p, e) in bad {
+        assert_eq!(p.validate(), Err(e), "{p:?}");
+        assert!(!e.to_string().is_empty());
+    }
+    // The edges that are allowed.
+    let good = [
+        SchedParams { epoch_ms: 1, ..d },
+        SchedParams {
+            epoch_ms: 1000,
+            ..d
+        },
+        SchedParams {
+            alpha_permille: 1000,
+            beta_permille: 0,
+            gamma_permille: 0,
+            ..d
+        },
+        SchedParams {
+            ambient_milli_c: 0,
+            throttle_milli_c: MAX_MILLI_C,
+            ..d
+        },
+        SchedParams { q_full: 1, ..d },
+        SchedParams {
+            theta_permille: 1000,
+            theta_low_permille: 0,
+            ..d
+        },
+        SchedParams {
+            theta_permille: 401,
+            ..d
+        },
+        SchedParams {
+            host_saturated_permille: 1000,
+            headroom_temp_permille: 1,
+            headroom_util_permille: 1000,
+            ..d
+        },
+        SchedParams { dwell_ms: 0, ..d },
+        SchedParams {
+            dwell_ms: MAX_DWELL_MS,
+            ..d
+        },
+        SchedParams {
+            min_inflight_permille: 1,
+            ..d
+        },
+        SchedParams {
+            min_inflight_permille: 1000,
+            ..d
+        },
+    ];
+    for p in good {
+        assert_eq!(p.validate(), Ok(()), "{p:?}");
+    }
+}
+
+#[test]
+fn error_messages_are_distinct() {
+    let all = [
+        SchedError::Epoch,
+        SchedError::Weights,
+        SchedError::Temperatures,
+        SchedError::QueueFull,
+        SchedError::Thresholds,
+        SchedError::HostSaturated,
+        SchedError::Headroom,
+        SchedError::Dwell,
+        SchedError::MinInflight,
+    ];
+    for (i, a) in all.iter().enumerate() {
+        for b in &all[i + 1..] {
+            assert_ne!(a.to_string(), b.to_string());
+        }
+    }
+}
+
+#[test]
+fn normalised_terms() {
+    // T_dev: (temp - 35 °C) / 42 °C, rounded down, clamped.
+    assert_eq!(t_dev_permille(&P, 0), 0);
+    assert_eq!(t_dev_permille(&P, 35_000), 0);
+    assert_eq!(t_dev_permille(&P, 35_041), 0);
+    assert_eq!(t_dev_permille(&P, 35_042), 1);
+    assert_eq!(t_dev_permille(&P, 56_000), 500);
+    assert_eq!(t_dev_permille(&P, 65_323), 721);
+    assert_eq!(t_dev_permille(&P, 65_324), 722);
+    assert_eq!(t_dev_permille(&P, 76_999), 999);
+    assert_eq!(t_dev_permille(&P, 77_000), 1000);
+    assert_eq!(t_dev_permille(&P, u32::MAX), 1000);
+    // Q_dev: queue / 32, rounded down, clamped.
+    assert_eq!(q_dev_permille(&P, 0), 0);
+    assert_eq!(q_dev_permille(&P, 1), 31);
+    assert_eq!(q_dev_permille(&P, 16), 500);
+    assert_eq!(q_dev_permille(&P, 31), 968);
+    assert_eq!(q_dev_permille(&P, 32), 1000);
+    assert_eq!(q_dev_permille(&P, u32::MAX), 1000);
+}
+
+#[test]
+fn score_arithmetic() {
+    // Idle and cool: nothing.
+    assert_eq!(score(&P, &sample(0, 35_000, 0), 0), 0);
+    // Everything full: 1000.
+    assert_eq!(score(&P, &sample(0, 77_000, 1000), 32), 1000);
+    // T 500, U 300, Q 500: (500·500 + 300·300 + 200·500) / 1000 = 440.
+    assert_eq!(score(&P, &sample(0, 56_000, 300), 16), 440);
+    // T 833, U 300, Q 1000: (416_500 + 90_000 + 200_000) / 1000 = 706 (rounded down).
+    assert_eq!(t_dev_permille(&P, 70_000), 833);
+    assert_eq!(score(&P, &sample(0, 70_000, 300), 32), 706);
+    // The upload edge of the module documentation: host 30 % busy, full queue.
+    assert_eq!(score(&P, &sample(0, 65_323, 300), 32), 650);
+    assert_eq!(score(&P, &sample(0, 65_324, 300), 32), 651);
+    // Half-full queue: from 73.7 °C (T_dev 922).
+    assert_eq!(score(&P, &sample(0, 73_723, 300), 16), 650);
+    assert_eq!(score(&P, &sample(0, 73_724, 300), 16), 651);
+    // An empty queue never exceeds θ with the host 30 % busy: 500 + 90.
+    assert_eq!(score(&P, &sample(0, MAX_MILLI_C, 300), 0), 590);
+    // Saturated host, full queue: from 48.9 °C (T_dev 332).
+    assert_eq!(score(&P, &sample(0, 48_943, 950), 32), 650);
+    assert_eq!(score(&P, &sample(0, 48_944, 950), 32), 651);
+    // Out-of-range inputs are clamped: below ambient, utilisation above 1000, queue above full.
+    assert_eq!(score(&P, &sample(0, 20_000, 5_000), 1_000), 500);
+    // Other weights: temperature only.
+    let t_only = SchedParams {
+        alpha_permille: 1000,
+        beta_permille: 0,
+        gamma_permille: 0,
+        ..P
+    };
+    assert_eq!(score(&t_only, &sample(0, 56_000, 1000), 32), 500);
+}
+
+#[test]
+fn cool_device_moves_nothing() {
+    let mut s = Scheduler::new();
+    let actors = [actor(1, Side::Device, 32), actor(2, Side::Device, 0)];
+    // 40 °C: T 119; S = 59 + 90 + 200 = 349 and 149.
+    let d = s.step(&P, &sample(0, 40_000, 300), &actors);
+    assert_eq!(d.migrate, None);
+    assert!(!d.throttle);
+    assert_eq!(d.inflight_permille, 1000);
+    assert_eq!(d.t_dev_permille, 119);
+    assert_eq!(d.u_host_permille, 300);
+    assert_eq!(
+        d.scores(),
+        &[
+            ActorScore {
+                id: 1,
+                side: Side::Device,
+                score: 349
+            },
+            ActorScore {
+                id: 2,
+                side: Side::Device,
+                score: 149
+            },
+        ]
+    );
+    assert_eq!((s.epochs(), s.moves()), (1, 0));
+}
+
+#[test]
+fn hot_device_uploads_the_device_actor() {
+    let mut s = Scheduler::new();
+    // Same queue depth, same score; only the device-placed one can be uploaded.
+    let actors = [actor(1, Side::Host, 32), actor(2, Side::Device, 32)];
+    let d = s.step(&P, &sample(0, 70_000, 300), &actors);
+    assert_eq!(d.migrate, upload(2, 706));
+    assert!(!d.throttle);
+    assert_eq!(d.inflight_permille, 1000);
+    assert_eq!(s.moves(), 1);
+}
+
+#[test]
+fn upload_starts_strictly_above_theta() {
+    let actors = [actor(4, Side::Device, 32)];
+    let d = Scheduler::new().step(&P, &sample(0, 65_323, 300), &actors);
+    assert_eq!(d.migrate, None);
+    let d = Scheduler::new().step(&P, &sample(0, 65_324, 300), &actors);
+    assert_eq!(d.migrate, upload(4, 651));
+}
+
+#[test]
+fn dwell_is_respected() {
+    let mut s = Scheduler::new();
+    let mut actors = [actor(1, Side::Device, 32)];
+    let t0 = 5_000 * MS;
+    let d = s.step(&P, &sample(t0, 70_000, 300), &actors);
+    assert_eq!(d.migrate, upload(1, 706));
+    apply(&mut actors, d.migrate, t0);
+    // Back on the host, its device queue empty, and the device cool with headroom: it would be
+    // offloaded, but not within 100 ms of its upload.
+    actors[0].dev_queue = 0;
+    for t in (t0 + 10 * MS..t0 + 100 * MS).step_by(10 * MS as usize) {
+        let d = s.step(&P, &sample(t, 40_000, 300), &actors);
+        assert_eq!(d.migrate, None, "at {} ms", (t - t0) / MS);
+    }
+    let d = s.step(&P, &sample(t0 + 100 * MS - 1, 40_000, 300), &actors);
+    assert_eq!(d.migrate, None);
+    let d = s.step(&P, &sample(t0 + 100 * MS, 40_000, 300), &actors);
+    assert_eq!(d.migrate, offload(1, 149));
+    apply(&mut actors, d.migrate, t0 + 100 * MS);
+    // And it is not uploaded again right away either.
+    actors[0].dev_queue = 32;
+    let d = s.step(&P, &sample(t0 + 150 * MS, 77_000, 300), &actors);
+    assert_eq!(d.migrate, None);
+    let d = s.step(&P, &sample(t0 + 200 * MS, 77_000, 300), &actors);
+    assert_eq!(d.migrate, upload(1, 790));
+}
+
+#[test]
+fn a_last_move_in_the_future_counts_as_just_now() {
+    let mut a = actor(1, Side::Device, 32);
+    a.last_move_ns = Some(u64::MAX);
+    let d = Scheduler::new().step(&P, &sample(1_000 * MS, 77_000, 300), &[a]);
+    assert_eq!(d.migrate, None);
+    // A zero dwell lets it move at once, but not from the future.
+    let no_dwell = SchedParams { dwell_ms: 0, ..P };
+    let d = Scheduler::new().step(&no_dwell, &sample(1_000 * MS, 77_000, 300), &[a]);
+    assert_eq!(d.migrate, None);
+    a.last_move_ns = Some(1_000 * MS);
+    let d = Scheduler::new().step(&no_dwell, &sample(1_000 * MS, 77_000, 300), &[a]);
+    assert_eq!(d.migrate, upload(1, 790));
+}
+
+#[test]
+fn one_migration_per_epoch_highest_score_first() {
+    let mut s = Scheduler::new();
+    let mut actors = [
+        actor(1, Side::Device, 20),
+        actor(2, Side::Device, 32),
+        actor(3, Side::Device, 0),
+    ];
+    // 75 °C: T 952; S = 476 + 90 + 200·Q: 691, 766, 566.
+    let d = s.step(&P, &sample(0, 75_000, 300), &actors);
+    assert_eq!(d.migrate, upload(2, 766));
+    apply(&mut actors, d.migrate, 0);
+    // Next epoch: the other candidate (the third is below θ).
+    let d = s.step(&P, &sample(10 * MS, 75_000, 300), &actors);
+    assert_eq!(d.migrate, upload(1, 691));
+    apply(&mut actors, d.migrate, 10 * MS);
+    let d = s.step(&P, &sample(20 * MS, 75_000, 300), &actors);
+    assert_eq!(d.migrate, None);
+    assert_eq!(s.moves(), 2);
+}
+
+#[test]
+fn ties_go_to_the_first_actor() {
+    let actors = [actor(7, Side::Device, 32), actor(3, Side::Device, 32)];
+    let d = Scheduler::new().step(&P, &sample(0, 70_000, 300), &actors);
+    assert_eq!(d.migrate, upload(7, 706));
+    let actors = [actor(3, Side::Device, 32), actor(7, Side::Device, 32)];
+    let d = Scheduler::new().step(&P, &sample(0, 70_000, 300), &actors);
+    assert_eq!(d.migrate, upload(3, 706));
+}
+
+#[test]
+fn upload_wins_over_offload_and_the_lowest_offload_wins() {
+    // With the defaults an upload and an offload cannot both be due (their scores differ by at
+    // most γ = 200 < θ - θ_low); narrow the band.
+    let p = SchedParams {
+        theta_permille: 550,
+        theta_low_permille: 500,
+        ..P
+    };
+    assert_eq!(p.validate(), Ok(()));
+    // 51.8 °C: T 400; host 60 % busy: S = 200 + 180 + 200·Q.
+    let smp = sample(0, 51_800, 600);
+    let actors = [
+        actor(1, Side::Host, 10),
+        actor(2, Side::Host, 0),
+        actor(3, Side::Device, 32),
+    ];
+    let d = Scheduler::new().step(&p, &smp, &actors);
+    assert_eq!(d.migrate, upload(3, 580));
+    // Without the upload candidate: the lowest-scoring host actor.
+    let d = Scheduler::new().step(&p, &smp, &actors[..2]);
+    assert_eq!(d.migrate, offload(2, 380));
+    let d = Scheduler::new().step(&p, &smp, &actors[..1]);
+    assert_eq!(d.migrate, offload(1, 442));
+}
+
+#[test]
+fn pinned_actors_never_move() {
+    let mut s = Scheduler::new();
+    let mut hot = actor(1, Side::Device, 32);
+    hot.pinned = true;
+    let mut idle = actor(2, Side::Host, 0);
+    idle.pinned = true;
+    for i in 0..50 {
+        let t = i * 10 * MS;
+        // Hot: the device actor would be uploaded.
+        let d = s.step(&P, &sample(t, 77_000, 300), &[hot, idle]);
+        assert_eq!(d.migrate, None);
+        assert!(!d.throttle);
+        // Cool: the host actor would be offloaded.
+        let d = s.step(&P, &sample(t, 35_000, 0), &[hot, idle]);
+        assert_eq!(d.migrate, None);
+    }
+    assert_eq!(s.moves(), 0);
+    // A movable actor beside a pinned one with a higher score moves.
+    let d = s.step(
+        &P,
+        &sample(0, 77_000, 300),
+        &[hot, actor(3, Side::Device, 16)],
+    );
+    assert_eq!(d.migrate, upload(3, 690));
+}
+
+#[test]
+fn offload_needs_headroom_and_a_low_score() {
+    let actors = [actor(5, Side::Host, 0)];
+    let at = |temp, dev_util, host_util| {
+        let smp = Sample {
+            now_ns: 0,
+            temp_milli_c: temp,
+            dev_util_permille: dev_util,
+            host_util_permille: host_util,
+        };
+        Scheduler::new().step(&P, &smp, &actors).migrate
+    };
+    // T_dev 500 is not below the headroom temperature; 499 is. S = 249 + 90.
+    assert_eq!(at(56_000, 0, 300), None);
+    assert_eq!(at(55_999, 0, 300), offload(5, 339));
+    // Engine utilisation 800 is not below the headroom utilisation; 799 is.
+    assert_eq!(at(40_000, 800, 300), None);
+    assert_eq!(at(40_000, 799, 300), offload(5, 149));
+    // Headroom, but the score is not below θ_low: 59 + 300 = 359 moves, 200 + 300 = 500 does not.
+    assert_eq!(at(40_000, 0, 1000), offload(5, 359));
+    assert_eq!(at(51_800, 0, 1000), None);
+    // The edge: S 399 moves, S 400 does not (T 240, U 933 and 934).
+    assert_eq!(t_dev_permille(&P, 45_080), 240);
+    assert_eq!(at(45_080, 0, 933), offload(5, 399));
+    assert_eq!(at(45_080, 0, 934), None);
+    // A device-placed actor with a low score stays.
+    let d = Scheduler::new().step(&P, &sample(0, 35_000, 0), &[actor(6, Side::Device, 0)]);
+    assert_eq!(d.migrate, None);
+}
+
+#[test]
+fn saturated_host_throttles_instead_of_uploading() {
+    let mut s = Scheduler::new();
+    let actors = [actor(1, Side::Device, 32)];
+    // U 949 is not saturated: upload.
+    let d = s.step(&P, &sample(0, 70_000, 949), &actors);
+    assert_eq!(d.migrate, upload(1, 901));
+    assert!(!d.throttle);
+    assert_eq!(d.inflight_permille, 1000);
+
+    // U 950: saturated. Halving down to the floor, one step per epoch.
+    let mut t = 0;
+    let mut levels = Vec::new();
+    for _ in 0..5 {
+        t += 10 * MS;
+        let d = s.step(&P, &sample(t, 70_000, 950), &actors);
+        assert_eq!(d.migrate, None);
+        assert!(d.throttle);
+        assert_eq!(d.inflight_permille, s.inflight_permille());
+        levels.push(d.inflight_permille);
+    }
+    assert_eq!(levels, [500, 250, 125, 125, 125]);
+    assert_eq!(s.throttled_epochs(), 5);
+
+    // The device cools: the condition clears, the fraction doubles back.
+    let mut levels = Vec::new();
+    for _ in 0..5 {
+        t += 10 * MS;
+        let d = s.step(&P, &sample(t, 40_000, 950), &actors);
+        assert_eq!(d.migrate, None);
+        assert!(!d.throttle);
+        levels.push(d.inflight_permille);
+    }
+    assert_eq!(levels, [250, 500, 1000, 1000, 1000]);
+    assert_eq!(s.throttled_epochs(), 5);
+    assert_eq!(s.epochs(), 11);
+
+    // A floor that is not a power-of-two fraction, and a relapse mid-recovery.
+    let p = SchedParams {
+        min_inflight_permille: 100,
+        ..P
+    };
+    let mut s = Scheduler::new();
+    let hot = sample(0, 70_000, 1000);
+    let cool = sample(0, 35_000, 1000);
+    let levels: Vec<u32> = [
+        hot, hot, hot, hot, hot, cool, cool, hot, cool, cool, cool, cool,
+    ]
+    .iter()
+    .map(|smp| s.step(&p, smp, &actors).inflight_permille)
+    .collect();
+    assert_eq!(
+        levels,
+        [500, 250, 125, 100, 100, 200, 400, 200, 400, 800, 1000, 1000]
+    );
+}
+
+#[test]
+fn throttling_ignores_dwell_and_counts_pinned_actors() {
+    let mut a = actor(1, Side::Device, 32);
+    a.pinned = true;
+    let d = Scheduler::new().step(&P, &sample(0, 70_000, 950), &[a]);
+    assert!(d.throttle);
+    assert_eq!(d.inflight_permille, 500);
+    let mut b = actor(2, Side::Device, 32);
+    b.last_move_ns = Some(0);
+    let d = Scheduler::new().step(&P, &sample(MS, 70_000, 950), &[b]);
+    assert!(d.throttle);
+    // A host-placed actor with a high score is no reason to throttle.
+    let d = Scheduler::new().step(&P, &sample(0, 77_000, 1000), &[actor(3, Side::Host, 32)]);
+    assert!(!d.throttle);
+    assert_eq!(d.inflight_permille, 1000);
+}
+
+#[test]
+fn decisions_log_the_first_scores_and_count_the_rest() {
+    let actors: Vec<ActorView> = (0..12u8)
+        .map(|i| actor(i, Side::Device, u32::from(i)))
+        .collect();
+    let d = Scheduler::new().step(&P, &sample(0, 35_000, 0), &actors);
+    assert_eq!(d.actors, 12);
+    assert_eq!(d.scores().len(), MAX_LOGGED);
+    for (i, s) in d.scores().iter().enumerate() {
+        assert_eq!(s.id, i as u8);
+        assert_eq!(s.score, score(&P, &sample(0, 35_000, 0), i as u32));
+    }
+    // The decision considers every actor, not only the logged ones.
+    let mut actors = actors;
+    actors[11].dev_queue = 32;
+    let d = Scheduler::new().step(&P, &sample(0, 77_000, 1000), &actors[..0]);
+    assert_eq!(d.scores(), &[]);
+    let d = Scheduler::new().step(&P, &sample(0, 77_000, 300), &actors);
+    assert_eq!(d.migrate, upload(11, 790));
+}
+
+#[test]
+fn decisions_print_as_one_line() {
+    let mut s = Scheduler::new();
+    let actors = [
+        actor(1, Side::Host, 0),
+        actor(2, Side::Device, 32),
+        actor(3, Side::Device, 16),
+    ];
+    let d = s.step(
+        &P,
+        &Sample {
+            now_ns: 0,
+            temp_milli_c: 70_000,
+            dev_util_permille: 1500,
+            host_util_permille: 300,
+        },
+        &actors,
+    );
+    assert_eq!(
+        d.to_string(),
+        "t_dev=833 u_host=300 dev_util=1000 inflight=1000 throttle=no move=2:dev->host(s=706) \
+         scores=[1@host:506 2@dev:706 3@dev:606]"
+    );
+    let many: Vec<ActorView> = (0..10u8).map(|i| actor(i, Side::Device, 32)).collect();
+    let d = s.step(&P, &sample(0, 70_000, 950), &many);
+    assert_eq!(
+        d.to_string(),
+        "t_dev=833 u_host=950 dev_util=0 inflight=500 throttle=yes move=none \
+         scores=[0@dev:901 1@dev:901 2@dev:901 3@dev:901 4@dev:901 5@dev:901 6@dev:901 \
+         7@dev:901] +2"
+    );
+}
+
+#[test]
+fn invalid_parameters_are_safe() {
+    let weird = [
+        SchedParams {
+            alpha_permille: u32::MAX,
+            beta_permille: u32::MAX,
+            gamma_permille: u32::MAX,
+            ..P
+        },
+        SchedParams {
+            ambient_milli_c: u32::MAX,
+            throttle_milli_c: 0,
+            q_full: 0,
+            ..P
+        },
+        SchedParams {
+            min_inflight_permille: 0,
+            dwell_ms: u32::MAX,
+            theta_permille: 0,
+            theta_low_permille: u32::MAX,
+            host_saturated_permille: u32::MAX,
+            ..P
+        },
+        SchedParams {
+            min_inflight_permille: u32::MAX,
+            ..P
+        },
+    ];
+    let actors = [
+        actor(0, Side::Device, u32::MAX),
+        actor(1, Side::Host, 0),
+        actor(2, Side::Device, 0),
+    ];
+    for p in weird {
+        assert!(p.validate().is_err());
+        let mut s = Scheduler::new();
+        for i in 0..20 {
+            let smp = Sample {
+                now_ns: u64::MAX - i,
+                temp_milli_c: u32::MAX,
+                dev_util_permille: u32::MAX,
+                host_util_permille: u32::MAX,
+            };
+            let d = s.step(&p, &smp, &actors);
+            assert!((1..=1000).contains(&d.inflight_permille));
+            for sc in d.scores() {
+                assert!(sc.score <= 1000);
+            }
+        }
+    }
+}
+
+/// Valid weights: `α + β + γ = 1000`.
+fn weights() -> impl Strategy<Value = (u32, u32, u32)> {
+    (0u32..=1000)
+        .prop_flat_map(|a| (Just(a), 0..=1000 - a))
+        .prop_map(|(a, b)| (a, b, 1000 - a - b))
+}
+
+proptest! {
+    /// The score is at most 1000 and monotone in the temperature and the queue depth, for any
+    /// valid weights.
+    #[test]
+    fn score_is_bounded_and_monotone(
+        (alpha, beta, gamma) in weights(),
+        q_full in 1u32..=256,
+        temps in (any::<u32>(), any::<u32>()),
+        queues in (any::<u32>(), any::<u32>()),
+        host in any::<u32>(),
+    ) {
+        let p = SchedParams {
+            alpha_permille: alpha,
+            beta_permille: beta,
+            gamma_permille: gamma,
+            q_full,
+            ..P
+        };
+        prop_assert_eq!(p.validate(), Ok(()));
+        let (t_lo, t_hi) = (temps.0.min(temps.1), temps.0.max(temps.1));
+        let (q_lo, q_hi) = (queues.0.min(queues.1), queues.0.max(queues.1));
+        let lo = score(&p, &sample(0, t_lo, host), q_lo);
+        let mid_t = score(&p, &sample(0, t_hi, host), q_lo);
+        let mid_q = score(&p, &sample(0, t_lo, host), q_hi);
+        let hi = score(&p, &sample(0, t_hi, host), q_hi);
+        prop_assert!(lo <= mid_t && mid_t <= hi);
+        prop_assert!(lo <= mid_q && mid_q <= hi);
+        prop_assert!(hi <= 1000);
+    }
+
+    /// Any run of epochs moves at most one actor per epoch, never a pinned one, never one
+    /// within its dwell, uploads only from the device and offloads only from the host; the
+    /// in-flight fraction stays between the floor and 1000.
+    #[test]
+    fn any_run_obeys_the_rules(
+        views in proptest::collection::vec((any::<bool>(), any::<bool>(), 0u32..64), 1..10),
+        epochs in proptest::collection::vec((30_000u32..90_000, 0u32..1100, 0u32..1100), 1..100),
+    ) {
+        let mut actors: Vec<ActorView> = views
+            .iter()
+            .enumerate()
+            .map(|(i, &(device, pinned, q))| ActorView {
+                id: i as u8,
+                side: if device { Side::Device } else { Side::Host },
+                pinned,
+                dev_queue: q,
+                last_move_ns: None,
+            })
+            .collect();
+        let mut s = Scheduler::new();
+        let mut moves = 0;
+        for (i, &(temp, dev_util, host_util)) in epochs.iter().enumerate() {
+            let now = (i as u64 + 1) * 10 * MS;
+            let smp = Sample { now_ns: now, temp_milli_c: temp, dev_util_permille: dev_util,
+                host_util_permille: host_util };
+            let d = s.step(&P, &smp, &actors);
+            prop_assert!((P.min_inflight_permille..=1000).contains(&d.inflight_permille));
+            prop_assert_eq!(d.scores().len(), actors.len().min(MAX_LOGGED));
+            if let Some(m) = d.migrate {
+                moves += 1;
+                let a = actors.iter().find(|a| a.id == m.actor).unwrap();
+                prop_assert!(!a.pinned);
+                prop_assert_eq!(a.side, m.to.other());
+                prop_assert_eq!(m.score, score(&P, &smp, a.dev_queue));
+                if let Some(last) = a.last_move_ns {
+                    prop_assert!(now - last >= u64::from(P.dwell_ms) * MS);
+                }
+                match m.to {
+                    Side::Host => {
+                        prop_assert!(m.score > P.theta_permille);
+                        prop_assert!(host_util < P.host_saturated_permille);
+                    }
+                    Side::Device => {
+                        prop_assert!(m.score < P.theta_low_permille);
+                        prop_assert!(d.t_dev_permille < P.headroom_temp_permille);
+                        prop_assert!(dev_util < P.headroom_util_permille);
+                    }
+                }
+                prop_assert!(!d.throttle || m.to == Side::Device);
+                apply(&mut actors, d.migrate, now);
+            }
+        }
+        prop_assert_eq!(s.moves(), moves);
+        prop_assert_eq!(s.epochs(), epochs.len() as u64);
+    }
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The device's part of a drain-and-switch migration (`abi::DIR_MIGRATE`).
+//!
+//! The host drives the protocol (it owns the epoch and the drain); the device acts when told:
+//! as the source it checkpoints and raises "ready", as the destination it rebuilds from the
+//! host's checkpoint and raises "active". Every check is against the PMR and the device's own
+//! control table, never against what the descriptor merely claims.
+
+use kernel::{pr_warn_ratelimited, prelude::*};
+
+use crate::abi::{self, SIDE_DEVICE, SIDE_HOST};
+use crate::actor::control;
+use crate::dev::Dev;
+use crate::proto::request::{epoch_tag, Request};
+
+/// Serves a validated migration descriptor; returns the completion status.
+pub(crate) fn serve(dev: &Dev, req: &Request) -> i32 {
+    let desc = req.descriptor();
+    let Some(id) = req.migrating_actor() else {
+        return abi::STATUS_EINVAL;
+    };
+    let to_device = req.route().placement() == 1;
+    match step(dev, id, desc.epochs[0], to_device) {
+        Ok(()) => abi::STATUS_OK,
+        Err(status) => {
+            pr_warn_ratelimited!(
+                "reflux.{}: migration of actor {id} to the {}: status {status}\n",
+                dev.id,
+                if to_device { "device" } else { "host" }
+            );
+            status
+        }
+    }
+}
+
+fn step(dev: &Dev, id: u8, routed: u32, to_device: bool) -> Result<(), i32> {
+    let (pmr, layout) = (&dev.pmr, &dev.layout);
+    let epoch = control::epoch(pmr, layout, id).map_err(|_| abi::STATUS_EINVAL)?;
+    // Only the host's current migration of this actor: odd, and the epoch it routed.
+    if epoch & 1 == 0 || epoch_tag(epoch) != routed {
+        return Err(abi::STATUS_EINVAL);
+    }
+    let sh = control::header(pmr, layout, id).map_err(|_| abi::STATUS_EINVAL)?;
+    if sh.class != abi::ACTOR_CLASS_IO {
+        return Err(abi::STATUS_EINVAL);
+    }
+    let mut controls = dev.controls.lock();
+    if to_device {
+        if controls.holds(id) {
+            return Err(abi::STATUS_EINVAL);
+        }
+        // "Ready" for this epoch, written by the host.
+        let ckpt = control::load(pmr, layout, id, Some(epoch)).map_err(|_| abi::STATUS_EIO)?;
+        if ckpt.side != SIDE_HOST {
+            return Err(abi::STATUS_EINVAL);
+        }
+        controls
+            .put(id, ckpt.rebuild(SIDE_DEVICE))
+            .map_err(|_| abi::STATUS_EINVAL)?;
+        if control::activate(pmr, layout, id, SIDE_DEVICE, epoch).is_err() {
+            controls.take(id);
+            return Err(abi::STATUS_EIO);
+        }
+        Ok(())
+    } else {
+        let Some(c) = controls.get(id) else {
+            return Err(abi::STATUS_EINVAL);
+        };
+        control::checkpoint(pmr, layout, id, SIDE_DEVICE, epoch, &c)
+            .map_err(|_| abi::STATUS_EIO)?;
+        // "Ready" is out: the host rebuilds from it; the device no longer runs the actor.
+        controls.take(id);
+        Ok(())
+    }
+}
