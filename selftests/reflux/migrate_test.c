@@ -960,8 +960,13 @@ static void race(struct __test_metadata *_metadata, FIXTURE_DATA(migrate) *self)
 		int migrated = -1;
 
 		ASSERT_NE(NULL, a) TH_LOG("actor %u appeared", b->id);
-		/* A lost or replayed checkpoint leaves the control state's count behind or ahead. */
-		EXPECT_EQ(b->invocations, b->ctl_runs)
+		/*
+		 * A lost or replayed checkpoint leaves the control state's count
+		 * behind or ahead. Only the host's count is live: for an actor on
+		 * the device the file shows its last checkpoint.
+		 */
+		if (!strcmp(b->owner, "host"))
+			EXPECT_EQ(b->invocations, b->ctl_runs)
 			TH_LOG("actor %u (%s): ctl_runs %llu, invocations %llu", b->id, b->kind,
 			       (unsigned long long)b->ctl_runs, (unsigned long long)b->invocations);
 		EXPECT_EQ(0, b->epoch % 2) TH_LOG("actor %u: odd epoch %llu with no migration running",

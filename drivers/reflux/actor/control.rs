@@ -195,9 +195,10 @@ pub fn checkpoint(
         Ordering::Acquire,
     )?;
     let images = slots(pmr, layout, id)?;
-    let slot = slot_for_write(&images, current);
+    let (slot, seq) = slot_for_write(&images, current);
     let image = Checkpoint {
         epoch,
+        seq,
         side,
         control: *control,
     }

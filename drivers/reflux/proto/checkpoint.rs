@@ -69,6 +69,9 @@ pub struct ActorControl {
 pub struct Checkpoint {
     /// The epoch it was written for (odd: a migration's; even: a snapshot at unmount).
     pub epoch: u64,
+    /// Write sequence: one more than the newest valid slot when it was written. Two snapshots
+    /// can share an epoch (two unmounts without a migration between); the newer wins.
+    pub seq: u64,
     /// `SIDE_*` that wrote it.
     pub side: u32,
     /// The state.
@@ -139,7 +142,7 @@ fn get64(b: &[u8; CKPT_BYTES], at: usize) -> u64 {
     u64::from_le_bytes(w)
 }
 
-// The encoding: magic, version, kind, side (u32 each), epoch, generation, runs (u64 each),
+// The encoding: magic, version, kind, side (u32 each), epoch, generation, runs, seq (u64 each),
 // zeros, and the FNV-1a of everything before it in the last 8 bytes.
 const SUM_AT: usize = CKPT_BYTES - 8;
 
@@ -154,6 +157,7 @@ impl Checkpoint {
         put64(&mut out, 16, self.epoch);
         put64(&mut out, 24, self.control.generation);
         put64(&mut out, 32, self.control.runs);
+        put64(&mut out, 40, self.seq);
         let sum = fnv1a(&out[..SUM_AT]);
         put64(&mut out, SUM_AT, sum);
         out
@@ -173,6 +177,7 @@ impl Checkpoint {
         }
         Ok(Self {
             epoch: get64(b, 16),
+            seq: get64(b, 40),
             side,
             control: ActorControl {
                 kind: get32(b, 8),
@@ -202,34 +207,50 @@ pub const fn slot_offset(slot: usize) -> usize {
     }
 }
 
-/// The checkpoint of epoch `epoch` of an actor of kind `kind`, from the two slot images.
-pub fn find(slots: &[[u8; CKPT_BYTES]; 2], epoch: u64, kind: u32) -> Result<Checkpoint, CkptError> {
+/// The newest valid checkpoint of epoch `epoch` among the slots, with its slot index.
+fn newest(slots: &[[u8; CKPT_BYTES]; 2], epoch: u64) -> Result<(usize, Checkpoint), CkptError> {
+    let mut best: Option<(usize, Checkpoint)> = None;
     let mut last = CkptError::Missing(epoch);
-    for s in slots {
+    for (i, s) in slots.iter().enumerate() {
         match Checkpoint::decode(s) {
             Ok(c) if c.epoch == epoch => {
-                if c.control.kind != kind {
-                    return Err(CkptError::Kind {
-                        want: kind,
-                        found: c.control.kind,
-                    });
+                if best.map_or(true, |(_, b)| c.seq > b.seq) {
+                    best = Some((i, c));
                 }
-                return Ok(c);
             }
-            Ok(_) => {}
-            Err(CkptError::Format) => {}
+            Ok(_) | Err(CkptError::Format) => {}
             Err(e) => last = e,
         }
     }
-    Err(last)
+    best.ok_or(last)
 }
 
-/// The slot a new checkpoint goes to: the one not holding the valid checkpoint of `current`
-/// (the actor's `ckpt_epoch`), so that the published checkpoint survives a torn write.
-pub fn slot_for_write(slots: &[[u8; CKPT_BYTES]; 2], current: u64) -> usize {
-    match Checkpoint::decode(&slots[0]) {
-        Ok(c) if c.epoch == current => 1,
-        _ => 0,
+/// The checkpoint of epoch `epoch` of an actor of kind `kind`, from the two slot images: the
+/// newest valid one of that epoch.
+pub fn find(slots: &[[u8; CKPT_BYTES]; 2], epoch: u64, kind: u32) -> Result<Checkpoint, CkptError> {
+    let (_, c) = newest(slots, epoch)?;
+    if c.control.kind != kind {
+        return Err(CkptError::Kind {
+            want: kind,
+            found: c.control.kind,
+        });
+    }
+    Ok(c)
+}
+
+/// Where a new checkpoint goes and its sequence number: the slot not holding the checkpoint
+/// [`find`] returns for `current` (the actor's `ckpt_epoch`), so that the published checkpoint
+/// survives a torn write, and a sequence above every valid slot's.
+pub fn slot_for_write(slots: &[[u8; CKPT_BYTES]; 2], current: u64) -> (usize, u64) {
+    let seq = slots
+        .iter()
+        .filter_map(|s| Checkpoint::decode(s).ok())
+        .map(|c| c.seq)
+        .max()
+        .map_or(0, |m| m.wrapping_add(1));
+    match newest(slots, current) {
+        Ok((i, _)) => (1 - i, seq),
+        Err(_) => (0, seq),
     }
 }
 

@@ -10,6 +10,7 @@ use reflux_proto::checkpoint::{
 fn ckpt(epoch: u64, side: u32, generation: u64, runs: u64) -> Checkpoint {
     Checkpoint {
         epoch,
+        seq: epoch,
         side,
         control: ActorControl {
             kind: ACTOR_KIND_LZ4,
@@ -49,11 +50,11 @@ fn two_slots_survive_a_torn_write() {
     let old = ckpt(4, SIDE_HOST, 1, 100).encode();
     let mut slots = [[0u8; CKPT_BYTES]; 2];
     // Fresh: slot 0 first.
-    assert_eq!(slot_for_write(&slots, 0), 0);
+    assert_eq!(slot_for_write(&slots, 0), (0, 0));
     slots[0] = old;
     // The published checkpoint (epoch 4) is in slot 0: the next write goes to slot 1.
-    let w = slot_for_write(&slots, 4);
-    assert_eq!(w, 1);
+    let (w, seq) = slot_for_write(&slots, 4);
+    assert_eq!((w, seq), (1, 5));
     // A torn write of epoch 5 into slot 1, "ready" never stored: epoch 4 is still found.
     let mut torn = ckpt(5, SIDE_HOST, 1, 150).encode();
     torn[40] ^= 1;
@@ -66,7 +67,7 @@ fn two_slots_survive_a_torn_write() {
     // Written whole and published: found; the next write goes back to slot 0.
     slots[w] = ckpt(5, SIDE_HOST, 1, 150).encode();
     assert_eq!(find(&slots, 5, ACTOR_KIND_LZ4).map(|c| c.epoch), Ok(5));
-    assert_eq!(slot_for_write(&slots, 5), 0);
+    assert_eq!(slot_for_write(&slots, 5).0, 0);
     // Another kind is refused.
     assert!(matches!(find(&slots, 5, 1), Err(CkptError::Kind { .. })));
 }
@@ -114,4 +115,24 @@ fn recovery_at_each_phase() {
     // Finished and settled at 6: nothing to do.
     let r = recover(6, &active);
     assert_eq!((r.owner, r.outcome), (SIDE_HOST, Outcome::Settled));
+}
+
+#[test]
+fn the_newer_of_two_snapshots_of_one_epoch_wins() {
+    // Two unmounts without a migration between: both slots hold epoch 6.
+    let mut slots = [[0u8; CKPT_BYTES]; 2];
+    let mut first = ckpt(6, SIDE_DEVICE, 2, 100);
+    first.seq = 8;
+    slots[0] = first.encode();
+    let (w, seq) = slot_for_write(&slots, 6);
+    assert_eq!((w, seq), (1, 9));
+    let mut second = ckpt(6, SIDE_DEVICE, 2, 101);
+    second.seq = seq;
+    slots[w] = second.encode();
+    assert_eq!(
+        find(&slots, 6, ACTOR_KIND_LZ4).map(|c| c.control.runs),
+        Ok(101)
+    );
+    // And the third goes over the older one, slot 0.
+    assert_eq!(slot_for_write(&slots, 6), (0, 10));
 }
