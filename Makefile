@@ -40,7 +40,7 @@ SELFTEST_CFLAGS := -static -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-
 RUST_SRCS = $(shell find rust drivers tools/testing -name '*.rs' 2>/dev/null)
 VMLOG := tools/target/release/vmlog
 
-.PHONY: all deps kernel modules selftests initramfs run bench check check-harness \
+.PHONY: bench-reflux all deps kernel modules selftests initramfs run bench check check-harness \
 	rustfmt rustfmtcheck vmlog clean
 
 all: modules
@@ -97,6 +97,14 @@ bench: initramfs
 	mkdir -p $(OUT)/bench-run
 	BENCH_ONLY=$(ONLY) BENCH_REPEAT=$(REPEAT) BENCH_YIELD=$(YIELD) VM_TIMEOUT=1800 $(VM)/qemu.sh bench $(OUT)/bench-run
 	tools/target/release/ccm-bench --log $(OUT)/bench-run/tests.log --out $(OUT)/bench
+	$(MAKE) bench-reflux
+
+# The reflux paradigm benchmark alone: make bench-reflux [REFLUX_SECONDS=n per paradigm].
+bench-reflux: initramfs
+	cd tools && cargo build --release --quiet -p reflux-bench
+	mkdir -p $(OUT)/bench-reflux-run
+	BENCH_SECONDS=$(REFLUX_SECONDS) VM_TIMEOUT=1200 $(VM)/qemu.sh bench-reflux $(OUT)/bench-reflux-run
+	tools/target/release/reflux-bench --log $(OUT)/bench-reflux-run/tests.log --out $(OUT)/bench/reflux
 
 check: rustfmtcheck initramfs vmlog
 	LOGDIR=$(OUT)/check $(VM)/check.sh

@@ -636,6 +636,11 @@ pub const ACTOR_CLASS_IO: u32 = 0;
 /// (§4.4: excluded from migration).
 pub const ACTOR_CLASS_COMPUTE: u32 = 1;
 
+/// [`ActorShared::class`]: an actor that runs on both sides at once, each with its own control
+/// state (paradigm B, request-level dispatch: no placement, no migration). Only the owner
+/// writes checkpoints.
+pub const ACTOR_CLASS_REPLICATED: u32 = 2;
+
 /// [`ActorShared::owner`] and [`ActorShared::ckpt_side`]: the host.
 pub const SIDE_HOST: u32 = 0;
 /// [`ActorShared::owner`] and [`ActorShared::ckpt_side`]: the device.

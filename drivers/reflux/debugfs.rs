@@ -283,19 +283,14 @@ pub(crate) struct Migrations {
 
 impl Show for Migrations {
     fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
-        // Copied out so that a slow reader does not hold up a migration.
-        let (records, count) = {
-            let log = self.dev.migration_log.lock();
-            (log.records, log.count)
-        };
-        writeln!(
-            out,
-            "# {count} migrations; the last {} (ns):",
-            count.min(records.len() as u64)
-        )?;
-        let n = count.min(records.len() as u64);
+        // Written under the lock (the seq_file buffer does not sleep): the log is too big to
+        // copy onto the stack.
+        let log = self.dev.migration_log.lock();
+        let count = log.count;
+        let n = count.min(log.records.len() as u64);
+        writeln!(out, "# {count} migrations; the last {n} (ns):")?;
         for i in count - n..count {
-            let r = &records[(i % records.len() as u64) as usize];
+            let r = &log.records[(i % log.records.len() as u64) as usize];
             let (from, to) = if r.to_device {
                 ("host", "device")
             } else {
@@ -303,9 +298,51 @@ impl Show for Migrations {
             };
             writeln!(
                 out,
-                "actor {} from {from} to {to} drain_ns {} ckpt_ns {} handover_ns {} rebuild_ns {} total_ns {}",
-                r.actor, r.drain_ns, r.ckpt_ns, r.handover_ns, r.rebuild_ns, r.total_ns
+                "actor {} from {from} to {to} drain_ns {} ckpt_ns {} handover_ns {} rebuild_ns {} total_ns {} t_ms {}",
+                r.actor, r.drain_ns, r.ckpt_ns, r.handover_ns, r.rebuild_ns, r.total_ns, r.end_ms
             )?;
+        }
+        Ok(())
+    }
+}
+
+/// `sched` (read): the scheduler's parameters, its counters and its last decisions (one line per
+/// epoch, newest last: the inputs, each actor's score, the move and the throttle level).
+pub(crate) struct Sched {
+    pub(crate) dev: Arc<RefluxDev>,
+}
+
+impl Show for Sched {
+    fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
+        let p = &self.dev.sched_params;
+        writeln!(
+            out,
+            "epoch_ms {} alpha {} beta {} gamma {} theta {} theta_low {} dwell_ms {} q_full {} host_saturated {} headroom_temp {} headroom_util {}",
+            p.epoch_ms,
+            p.alpha_permille,
+            p.beta_permille,
+            p.gamma_permille,
+            p.theta_permille,
+            p.theta_low_permille,
+            p.dwell_ms,
+            p.q_full,
+            p.host_saturated_permille,
+            p.headroom_temp_permille,
+            p.headroom_util_permille
+        )?;
+        let log = self.dev.sched_log.lock();
+        let count = log.count;
+        writeln!(
+            out,
+            "epochs {count} failed_moves {} inflight_permille {}",
+            log.failed_moves,
+            self.dev.inflight_permille()
+        )?;
+        let n = count.min(log.entries.len() as u64);
+        for i in count - n..count {
+            if let (t, Some(d)) = &log.entries[(i % log.entries.len() as u64) as usize] {
+                writeln!(out, "t_ms {} {d}", t / 1_000_000)?;
+            }
         }
         Ok(())
     }

@@ -37,8 +37,11 @@ use crate::proto::pipeline::Side;
 use crate::proto::request::epoch_tag;
 use crate::queue::RefluxDev;
 
+/// Requests per side request-level dispatch profiles before its cost model is fixed.
+const DISPATCH_PROFILE: u32 = 32;
+
 /// Migrations remembered for the `migrations` file.
-pub(crate) const LOG_LEN: usize = 64;
+pub(crate) const LOG_LEN: usize = 256;
 /// The longest drain a migration waits for.
 const DRAIN_TIMEOUT_NS: u64 = 5_000_000_000;
 /// The longest the device may take to answer a migration command.
@@ -59,6 +62,8 @@ pub(crate) struct Record {
     pub(crate) handover_ns: u64,
     pub(crate) rebuild_ns: u64,
     pub(crate) total_ns: u64,
+    /// When it ended (monotonic ms), to place it on a timeline.
+    pub(crate) end_ms: u64,
 }
 
 /// The last [`LOG_LEN`] migrations.
@@ -284,6 +289,7 @@ impl RefluxDev {
             handover_ns: total_ns.saturating_sub(drain_ns + ckpt_ns + rebuild_ns),
             rebuild_ns,
             total_ns,
+            end_ms: t_end / 1_000_000,
         })
     }
 
@@ -345,6 +351,9 @@ impl RefluxDev {
             let Some(c) = controls.take(id) else {
                 continue;
             };
+            if !control::owns(pmr, layout, id, SIDE_HOST) {
+                continue;
+            }
             let r = control::epoch(pmr, layout, id)
                 .and_then(|e| control::checkpoint(pmr, layout, id, SIDE_HOST, e, &c));
             if let Err(e) = r {
@@ -361,6 +370,8 @@ pub(crate) struct Registration {
     pub(crate) nr_place: usize,
     /// Bit `id`: actor `id` is compute-dominated (pinned).
     pub(crate) pinned: u32,
+    /// Request-level dispatch (paradigm B): the pipeline's actors run on both sides.
+    pub(crate) replicated: bool,
 }
 
 /// Settles every actor at mount, before the device is enabled (the host owns the PMR): finishes
@@ -372,6 +383,9 @@ pub(crate) fn settle_at_mount(dev: &RefluxDev, reg: &Registration) -> Result {
         .unwrap_or(0)
         .min(MAX_ACTORS);
     let mut routing = dev.routing.lock();
+    routing.dispatch = reg
+        .replicated
+        .then(|| crate::proto::dispatch::Dispatch::new(DISPATCH_PROFILE));
     for idx in 1..nr {
         let id = idx as u8;
         let Ok(sh) = control::header(pmr, layout, id) else {
@@ -395,7 +409,8 @@ pub(crate) fn settle_at_mount(dev: &RefluxDev, reg: &Registration) -> Result {
                 side_name(side_of(owner))
             ),
         }
-        let pinned = reg.pinned & (1 << idx) != 0;
+        let replicated = reg.replicated && reg.place[..reg.nr_place].iter().any(|(a, _)| *a == id);
+        let pinned = reg.pinned & (1 << idx) != 0 || replicated;
         if let Some((_, want)) = reg.place[..reg.nr_place].iter().find(|(a, _)| *a == id) {
             if side_id(*want) != owner {
                 // A cold move: nothing runs, the checkpoint stays, the new owner rebuilds.
@@ -403,7 +418,9 @@ pub(crate) fn settle_at_mount(dev: &RefluxDev, reg: &Registration) -> Result {
                 epoch = epoch.wrapping_add(2);
             }
         }
-        let class = if pinned {
+        let class = if replicated {
+            abi::ACTOR_CLASS_REPLICATED
+        } else if pinned {
             abi::ACTOR_CLASS_COMPUTE
         } else {
             abi::ACTOR_CLASS_IO

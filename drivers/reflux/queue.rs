@@ -32,12 +32,14 @@ use crate::{
     },
     hw::{self, Identity},
     migrate::MigrationLog,
+    proto::sched::SchedParams,
     proto::{
         self,
         pipeline::{Hop, Side},
         request,
     },
     routing::{Routed, Routing},
+    scheduler::SchedLog,
     segments, PipeConfig,
 };
 
@@ -58,10 +60,15 @@ struct Inflight {
     desc: SubmissionDescriptor,
     /// Counted in the routing table (not parked, not between a refusal and its re-route).
     routed: bool,
+    /// When it arrived (monotonic ns): request-level dispatch profiles service times.
+    t0_ns: u64,
     /// Times the device refused it with `EAGAIN` (an actor moved): bounded, so that a side that
     /// lost an actor cannot bounce a request forever.
     reroutes: u8,
 }
+
+/// Most scratches in the host's pool.
+const POOL_MAX: usize = 8;
 
 /// Re-routes a request at most this often before failing it with `EIO`.
 const MAX_REROUTES: u8 = 8;
@@ -84,6 +91,14 @@ pub(crate) struct Stats {
     pub(crate) written_bytes: AtomicU64,
     /// Bytes the device stored for them (smaller when compression helped).
     pub(crate) stored_bytes: AtomicU64,
+}
+
+/// The administrator's knobs that are not the pipeline.
+pub(crate) struct Tuning {
+    /// Requests in flight wanted (`queue_depth`).
+    pub(crate) depth: u32,
+    /// The scheduler's parameters.
+    pub(crate) sched: SchedParams,
 }
 
 /// One bound device: the queue data of its disk.
@@ -109,7 +124,12 @@ pub(crate) struct RefluxDev {
     /// Indexed by tag.
     #[pin]
     inflight: SpinLock<KVec<Option<Inflight>>>,
-    /// Where host-placed stages run: one request at a time per device for now.
+    /// Where host-placed stages run: a pool of scratches, one per CPU, taken out for a run and
+    /// put back, so that host stages run on every CPU at once.
+    #[pin]
+    scratch_pool: SpinLock<KVec<Option<Scratch>>>,
+    /// The scratch of a run that finds the pool empty (more runs than CPUs, e.g. preempted
+    /// ones): such runs take turns on it.
     #[pin]
     scratch: SpinLock<Scratch>,
     /// Where each actor runs, and the requests in flight through it. Taken alone, or inside
@@ -134,6 +154,17 @@ pub(crate) struct RefluxDev {
     pub(crate) migrate_phase: AtomicU32,
     /// Set when the device is going away: migrations give up, parked requests fail.
     pub(crate) stopping: AtomicBool,
+    /// The scheduler's parameters.
+    pub(crate) sched_params: SchedParams,
+    /// The scheduler's last decisions.
+    #[pin]
+    pub(crate) sched_log: SpinLock<SchedLog>,
+    /// Nanoseconds of host-placed stage execution, summed: the scheduler's host load.
+    pub(crate) host_busy_ns: AtomicU64,
+    /// Requests admitted and not finished.
+    active: AtomicU32,
+    /// The scheduler's throttle: at most this many requests admitted (`depth` unthrottled).
+    inflight_limit: AtomicU32,
     pub(crate) stats: Stats,
 }
 
@@ -145,8 +176,12 @@ impl RefluxDev {
         layout: PmrLayout,
         id: Identity,
         cfg: PipeConfig,
-        want_depth: u32,
+        tuning: Tuning,
     ) -> Result<Arc<Self>> {
+        let Tuning {
+            depth: want_depth,
+            sched,
+        } = tuning;
         let p = layout.params();
         // Every tag needs its own state blob, ring entry and MAX_REQ_BLOCKS buffers.
         // (One ring entry stays for the migration command.)
@@ -168,6 +203,10 @@ impl RefluxDev {
             inflight.push(None, GFP_KERNEL)?;
         }
         let scratch = Scratch::new()?;
+        let mut pool = KVec::with_capacity(POOL_MAX, GFP_KERNEL)?;
+        for _ in 0..crate::scheduler::possible_cpus().min(POOL_MAX as u64) {
+            pool.push(Some(Scratch::new()?), GFP_KERNEL)?;
+        }
         let routing = Routing::new(depth)?;
         Arc::pin_init(
             pin_init!(Self {
@@ -184,6 +223,7 @@ impl RefluxDev {
                 sq <- new_spinlock!(0),
                 cq <- new_spinlock!(0),
                 inflight <- new_spinlock!(inflight),
+                scratch_pool <- new_spinlock!(pool),
                 scratch <- new_spinlock!(scratch),
                 routing <- new_spinlock!(routing),
                 controls <- new_spinlock!(Controls::default()),
@@ -193,6 +233,11 @@ impl RefluxDev {
                 migrate_stop: AtomicU32::new(0),
                 migrate_phase: AtomicU32::new(0),
                 stopping: AtomicBool::new(false),
+                sched_params: sched,
+                sched_log <- new_spinlock!(SchedLog::default()),
+                host_busy_ns: AtomicU64::new(0),
+                active: AtomicU32::new(0),
+                inflight_limit: AtomicU32::new(*depth),
                 stats: Stats::default(),
             }),
             GFP_KERNEL,
@@ -332,16 +377,38 @@ impl RefluxDev {
             );
             return Err(EIO);
         }
-        let mut scratch = self.scratch.lock();
-        exec::run_stages(
-            &self.pmr,
-            &self.layout,
-            &req,
-            &plan,
-            &mut scratch,
-            &mut HostRuns(&self.controls),
-        )
-        .map_err(fail)?;
+        let t0 = crate::migrate::now_ns();
+        let run_with = |scratch: &mut Scratch| {
+            exec::run_stages(
+                &self.pmr,
+                &self.layout,
+                &req,
+                &plan,
+                scratch,
+                &mut HostRuns(&self.controls),
+            )
+        };
+        let taken = {
+            let mut pool = self.scratch_pool.lock();
+            pool.iter_mut()
+                .enumerate()
+                .find_map(|(i, s)| s.take().map(|s| (i, s)))
+        };
+        let ran = match taken {
+            Some((i, mut scratch)) => {
+                let ran = run_with(&mut scratch);
+                if let Some(slot) = self.scratch_pool.lock().get_mut(i) {
+                    *slot = Some(scratch);
+                }
+                ran
+            }
+            None => run_with(&mut self.scratch.lock()),
+        };
+        self.host_busy_ns.fetch_add(
+            crate::migrate::now_ns().saturating_sub(t0),
+            Ordering::Relaxed,
+        );
+        ran.map_err(fail)?;
         self.stats.host_runs.fetch_add(1, Ordering::Relaxed);
         Ok(run.next)
     }
@@ -385,8 +452,10 @@ impl RefluxDev {
             return;
         };
         if f.routed {
-            self.routing.lock().release(&f.desc);
+            let ns = crate::migrate::now_ns().saturating_sub(f.t0_ns);
+            self.routing.lock().release(&f.desc, ns);
         }
+        self.active.fetch_sub(1, Ordering::AcqRel);
         if status.is_ok() && abi::opcode_direction(f.desc.opcode) == abi::DIR_READ {
             status = self
                 .buffers_offset(tag)
@@ -498,6 +567,26 @@ impl RefluxDev {
         self.advance(e.tag, hop);
     }
 
+    /// The actors of the configured pipeline.
+    pub(crate) fn pipeline_actors(&self) -> impl Iterator<Item = u8> {
+        let stages = self.cfg.route(abi::DIR_WRITE).map(|r| r.stages()).ok();
+        (0..abi::MAX_STAGES as u8)
+            .filter_map(move |i| stages.and_then(|s| s.get(i)).map(default_actor))
+    }
+
+    /// Applies the scheduler's throttle: `permille` of the queue depth may be in flight.
+    pub(crate) fn set_inflight_permille(&self, permille: u32) {
+        let limit = (u64::from(self.depth) * u64::from(permille.min(1000)) / 1000).max(1);
+        // At most `depth`.
+        self.inflight_limit.store(limit as u32, Ordering::Relaxed);
+    }
+
+    /// The throttle level now, in permille of the queue depth.
+    pub(crate) fn inflight_permille(&self) -> u32 {
+        let l = u64::from(self.inflight_limit.load(Ordering::Relaxed));
+        (l * 1000 / u64::from(self.depth.max(1))) as u32
+    }
+
     /// Routes the request `tag` (again) from `step`, or parks it.
     pub(crate) fn resume(&self, tag: u16, step: u8) {
         let mut d = match self.inflight.lock().get(usize::from(tag)) {
@@ -542,7 +631,7 @@ impl RefluxDev {
             )
         };
         if let Some(d) = desc {
-            self.routing.lock().release(&d);
+            self.routing.lock().release(&d, 0);
         }
         if give_up {
             pr_warn_ratelimited!(
@@ -585,16 +674,26 @@ impl Operations for Queue {
             segments::to_pmr(&rq, &dev.pmr, dev.buffers_offset(d.tag)?)?;
             dev.init_state(&d)?;
         }
+        // The scheduler's throttle (both sides saturated): blk-mq retries the request when one
+        // in flight completes. Counted until `finish`.
+        if dev.active.fetch_add(1, Ordering::AcqRel) >= dev.inflight_limit.load(Ordering::Relaxed) {
+            dev.active.fetch_sub(1, Ordering::AcqRel);
+            return Err(EBUSY);
+        }
         {
             let mut inflight = dev.inflight.lock();
-            let slot = inflight.get_mut(usize::from(d.tag)).ok_or(EINVAL)?;
-            if slot.is_some() {
-                return Err(EBUSY);
-            }
+            let slot = match inflight.get_mut(usize::from(d.tag)) {
+                Some(slot) if slot.is_none() => slot,
+                _ => {
+                    dev.active.fetch_sub(1, Ordering::AcqRel);
+                    return Err(EBUSY);
+                }
+            };
             *slot = Some(Inflight {
                 rq,
                 desc: d,
                 routed: false,
+                t0_ns: crate::migrate::now_ns(),
                 reroutes: 0,
             });
         }

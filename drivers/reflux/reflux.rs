@@ -45,9 +45,11 @@ mod hw;
 mod migrate;
 mod queue;
 mod routing;
+mod scheduler;
 mod segments;
 
 use proto::pipeline::Route;
+use proto::sched::SchedParams;
 use queue::{DevIrq, Queue, RefluxDev};
 
 module! {
@@ -77,6 +79,12 @@ module_param!(
     desc: "bit i: stage i of the pipeline starts on the device (default: every stage); 0x100: keep the placement recorded in the PMR"
 );
 module_param!(
+    static DISPATCH: u32 = 0,
+    name: "dispatch",
+    perm: 0o444,
+    desc: "1: request-level dispatch (the paradigm-B baseline): each whole request runs on the side a fixed cost profile prefers; no per-stage placement, no migration"
+);
+module_param!(
     static PINNED: u32 = 0,
     name: "pinned",
     perm: 0o444,
@@ -94,6 +102,93 @@ module_param!(
     perm: 0o444,
     desc: "requests in flight per device (1..=256, at most the device's ring and buffers)"
 );
+
+module_param!(
+    static SCHED: u32 = 0,
+    name: "sched",
+    perm: 0o444,
+    desc: "1: run the thermal-aware scheduler, which migrates stages between host and device (0: placement stays as configured)"
+);
+module_param!(
+    static SCHED_EPOCH_MS: u32 = SchedParams::DEFAULT.epoch_ms,
+    name: "sched_epoch_ms",
+    perm: 0o444,
+    desc: "scheduling epoch in ms (10)"
+);
+module_param!(
+    static SCHED_ALPHA: u32 = SchedParams::DEFAULT.alpha_permille,
+    name: "sched_alpha",
+    perm: 0o444,
+    desc: "weight of the device temperature in the score, permille (500)"
+);
+module_param!(
+    static SCHED_BETA: u32 = SchedParams::DEFAULT.beta_permille,
+    name: "sched_beta",
+    perm: 0o444,
+    desc: "weight of the host utilisation, permille (300)"
+);
+module_param!(
+    static SCHED_GAMMA: u32 = SchedParams::DEFAULT.gamma_permille,
+    name: "sched_gamma",
+    perm: 0o444,
+    desc: "weight of the actor's device queue depth, permille (200); the three sum to 1000"
+);
+module_param!(
+    static SCHED_THETA: u32 = SchedParams::DEFAULT.theta_permille,
+    name: "sched_theta",
+    perm: 0o444,
+    desc: "upload a stage to the host above this score, permille (650)"
+);
+module_param!(
+    static SCHED_THETA_LOW: u32 = SchedParams::DEFAULT.theta_low_permille,
+    name: "sched_theta_low",
+    perm: 0o444,
+    desc: "offload it back below this score when the device has headroom, permille (400)"
+);
+module_param!(
+    static SCHED_DWELL_MS: u32 = SchedParams::DEFAULT.dwell_ms,
+    name: "sched_dwell_ms",
+    perm: 0o444,
+    desc: "least time between two migrations of one actor, ms (100)"
+);
+module_param!(
+    static SCHED_Q_FULL: u32 = SchedParams::DEFAULT.q_full,
+    name: "sched_q_full",
+    perm: 0o444,
+    desc: "device queue depth of an actor that counts as full (32)"
+);
+
+/// The scheduler's parameters from the module parameters, checked.
+fn sched_params() -> Result<SchedParams> {
+    let p = SchedParams {
+        epoch_ms: SCHED_EPOCH_MS.get(),
+        alpha_permille: SCHED_ALPHA.get(),
+        beta_permille: SCHED_BETA.get(),
+        gamma_permille: SCHED_GAMMA.get(),
+        theta_permille: SCHED_THETA.get(),
+        theta_low_permille: SCHED_THETA_LOW.get(),
+        dwell_ms: SCHED_DWELL_MS.get(),
+        q_full: SCHED_Q_FULL.get(),
+        ..SchedParams::DEFAULT
+    };
+    p.validate().map_err(|e| {
+        pr_err!("scheduler parameters refused: {e}\n");
+        EINVAL
+    })?;
+    if SCHED.get() > 1 {
+        pr_err!("sched={} is out of range 0..=1\n", SCHED.get());
+        return Err(EINVAL);
+    }
+    if DISPATCH.get() > 1 || (DISPATCH.get() == 1 && SCHED.get() == 1) {
+        pr_err!(
+            "dispatch={} with sched={}: dispatch is 0..=1 and excludes the scheduler\n",
+            DISPATCH.get(),
+            SCHED.get()
+        );
+        return Err(EINVAL);
+    }
+    Ok(p)
+}
 
 /// The administrator's pipeline, checked against the pipeline rules.
 #[derive(Clone, Copy)]
@@ -166,6 +261,7 @@ impl PipeConfig {
             place: [(0, Side::Host); abi::MAX_STAGES as usize],
             nr_place: 0,
             pinned: PINNED.get(),
+            replicated: DISPATCH.get() == 1,
         };
         if self.keep {
             return reg;
@@ -213,6 +309,8 @@ impl PipeConfig {
 /// A bound device: its disk, then its interrupt, then the device itself.
 struct Bound {
     dev: Arc<RefluxDev>,
+    /// The scheduler thread, if it runs: stopped first.
+    sched: Option<kernel::kthread::KThread>,
     _debugfs: Option<kernel::debugfs::Dir>,
     // Dropped first: no request reaches the device after this.
     disk: Option<GenDisk<Queue>>,
@@ -254,12 +352,24 @@ impl PlatformDriver for RefluxDriver {
         let pmr = MemRemap::new(pmr_res, MapMode::WriteBack)?;
         let layout = hw::mount(&pmr, &id, &name, 0)?;
         let irq_line = pdev.irq(0).filter(|_| id.caps & abi::CAP_IRQ != 0);
-        let dev = RefluxDev::new(name, regs, pmr, layout, id, cfg, QUEUE_DEPTH.get())?;
+        let dev = RefluxDev::new(
+            name,
+            regs,
+            pmr,
+            layout,
+            id,
+            cfg,
+            queue::Tuning {
+                depth: QUEUE_DEPTH.get(),
+                sched: sched_params()?,
+            },
+        )?;
         migrate::settle_at_mount(&dev, &cfg.registration())?;
         hw::enable(&dev.regs, &dev.name)?;
         let mut bound = KBox::new(
             Bound {
                 dev: dev.clone(),
+                sched: None,
                 _debugfs: None,
                 disk: None,
                 irq: None,
@@ -325,7 +435,18 @@ impl PlatformDriver for RefluxDriver {
             kernel::c_str!("migrations"),
             Arc::new(debugfs::Migrations { dev: dev.clone() }, GFP_KERNEL)?,
         )?;
+        dir.show_file(
+            kernel::c_str!("sched"),
+            Arc::new(debugfs::Sched { dev: dev.clone() }, GFP_KERNEL)?,
+        )?;
         bound._debugfs = Some(dir);
+        if SCHED.get() == 1 {
+            if dev.can_migrate {
+                bound.sched = Some(scheduler::start(dev.clone(), dev.sched_params)?);
+            } else {
+                pr_warn!("{}: the device cannot migrate: no scheduler\n", &*dev.name);
+            }
+        }
         pr_info!(
             "/dev/{}: ABI {}.{}, {} MiB, {} device cores, pipeline {} flags {:#x} placement {:#x}, depth {}, {}\n",
             &*dev.name,
@@ -350,6 +471,8 @@ impl PlatformDriver for RefluxDriver {
 
 impl Drop for Bound {
     fn drop(&mut self) {
+        // The scheduler first: it starts migrations.
+        drop(self.sched.take());
         // A migration paused by the fault-injection knob gives up, and the requests parked for
         // it fail (never acknowledged, so nothing acknowledged is lost): `del_gendisk` below
         // waits for every request.
@@ -405,6 +528,7 @@ fn check_params() -> Result {
         pr_err!("poll_queues={} is out of range 0..=1\n", POLL_QUEUES.get());
         return Err(EINVAL);
     }
+    sched_params()?;
     // Every pipeline capability: only the pipeline rules are checked here.
     PipeConfig::from_params(name, u64::MAX).map(|_| ())
 }

@@ -15,6 +15,7 @@ use kernel::prelude::*;
 
 use crate::abi::{self, SubmissionDescriptor};
 use crate::actor::control::MAX_ACTORS;
+use crate::proto::dispatch::Dispatch;
 use crate::proto::pipeline::{Hop, Route, Side};
 use crate::proto::request::epoch_tag;
 
@@ -62,6 +63,8 @@ pub(crate) struct Routing {
     pub(crate) actors: [ActorRoute; MAX_ACTORS],
     /// Indexed by tag: the step a parked request resumes at.
     pub(crate) parked: KVec<Option<u8>>,
+    /// Request-level dispatch (paradigm B) instead of per-actor placement.
+    pub(crate) dispatch: Option<Dispatch>,
 }
 
 impl Routing {
@@ -70,6 +73,7 @@ impl Routing {
         Ok(Self {
             actors: [ActorRoute::FREE; MAX_ACTORS],
             parked: KVec::from_elem(None, depth as usize, GFP_KERNEL)?,
+            dispatch: None,
         })
     }
 
@@ -110,6 +114,17 @@ impl Routing {
                 a.inflight = a.inflight.saturating_add(1);
             }
         }
+        if let Some(disp) = self.dispatch.as_mut().filter(|_| n > 0) {
+            // The whole request on one side, chosen once, when it arrives.
+            if step == 0 {
+                placement = match disp.choose() {
+                    Side::Device => ((1u32 << n) - 1) as u8,
+                    Side::Host => 0,
+                };
+            } else {
+                placement = d.placement;
+            }
+        }
         d.placement = placement;
         d.epochs = epochs;
         let route = Route::new(d.opcode, d.flags, placement).map_err(|_| EINVAL)?;
@@ -139,11 +154,19 @@ impl Routing {
         }
     }
 
-    /// Uncounts a finished (or refused) request routed as `d`.
-    pub(crate) fn release(&mut self, d: &SubmissionDescriptor) {
+    /// Uncounts a finished (or refused) request routed as `d`, which took `ns` since it arrived.
+    pub(crate) fn release(&mut self, d: &SubmissionDescriptor, ns: u64) {
         let Ok(route) = Route::new(d.opcode, d.flags, d.placement) else {
             return;
         };
+        if let Some(disp) = self.dispatch.as_mut().filter(|_| route.steps() > 0) {
+            let side = if d.placement != 0 {
+                Side::Device
+            } else {
+                Side::Host
+            };
+            disp.finished(side, ns);
+        }
         for i in 0..route.steps() {
             if let Some(a) = self.actor_mut(d.actors[usize::from(i)]) {
                 a.inflight = a.inflight.saturating_sub(1);

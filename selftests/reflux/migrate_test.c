@@ -10,7 +10,7 @@
  *               the blocks it ran as counted by its control state (ctl_runs,
  *               moved by every migration) and by its shared state in the PMR
  *               (invocations, never moved);
- *   migrations  (read) the last (at most 64) migrations and their phases;
+ *   migrations  (read) the last (at most 256) migrations and their phases;
  *   stats       (read) gains migrations, parked and reroutes.
  *
  * bad_input: malformed writes and unknown actors fail with EINVAL, a
@@ -58,8 +58,8 @@
 #define REGION_MAX	(64ULL << 20)
 #define MAX_THREADS	64
 #define MAX_ACTORS	64		/* lines of the actors file we take */
-#define MIG_KEPT	64		/* migrations the migrations file keeps */
-#define MIG_READ	256		/* lines we read of it (more is a bug we report) */
+#define MIG_KEPT	256		/* migrations the migrations file keeps */
+#define MIG_READ	300		/* lines we read of it (more is a bug we report) */
 #define STAMP_MAGIC	0x78756c66657252ULL	/* "Reflux\0\0" */
 #define GOLDEN		0x9E3779B97F4A7C15ULL
 

@@ -50,6 +50,8 @@ append+=" memmap=$((pmr_size >> 20))M\$$pmr_base cxlstack.pmr_window=$pmr_size@$
 [ -n "${BENCH_ONLY:-}" ] && append+=" cxlstack.bench_only=$BENCH_ONLY"
 [ -n "${BENCH_REPEAT:-}" ] && append+=" cxlstack.bench_repeat=$BENCH_REPEAT"
 [ -n "${BENCH_YIELD:-}" ] && append+=" cxlstack.bench_yield=1"
+# make bench-reflux REFLUX_SECONDS=N: seconds of each paradigm's run.
+[ -n "${BENCH_SECONDS:-}" ] && append+=" cxlstack.bench_seconds=$BENCH_SECONDS"
 args=(-accel "$accel" -cpu "$cpu" -smp 2 -m $((2048 + (pmr_size >> 20)))M
       -object memory-backend-ram,id=m0,size=1G
       -object memory-backend-ram,id=m1,size=1G

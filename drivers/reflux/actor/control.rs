@@ -19,7 +19,7 @@ use core::sync::atomic::Ordering;
 
 use kernel::{prelude::*, shared_mem::SharedMem};
 
-use crate::abi::{ActorShared, PmrLayout, ACTOR_KIND_NONE};
+use crate::abi::{ActorShared, PmrLayout, ACTOR_CLASS_REPLICATED, ACTOR_KIND_NONE};
 use crate::proto::checkpoint::{
     self, slot_for_write, slot_offset, ActorControl, Checkpoint, CkptError, CKPT_BYTES,
 };
@@ -272,6 +272,12 @@ pub fn epoch(pmr: &impl SharedMem, layout: &PmrLayout, id: u8) -> Result<u64, Co
     u64_field(pmr, at, Ordering::Acquire)
 }
 
+/// Whether side `side` should checkpoint its copy of actor `id` when it stops: it owns it (the
+/// other side's copy of a replicated actor is transient).
+pub fn owns(pmr: &impl SharedMem, layout: &PmrLayout, id: u8, side: u32) -> bool {
+    header(pmr, layout, id).is_ok_and(|sh| sh.owner == side)
+}
+
 /// Stores the epoch of actor `id` (release: what was written before is seen with it).
 pub fn set_epoch(
     pmr: &impl SharedMem,
@@ -286,8 +292,8 @@ pub fn set_epoch(
     store_u64(pmr, at, value)
 }
 
-/// Rebuilds, for side `side` (the owner), every actor of the table it owns from its published
-/// checkpoint; returns how many. An actor whose checkpoint is unusable is left unheld (its stages
+/// Rebuilds, for side `side`, every actor of the table it owns (and every replicated one) from
+/// its published checkpoint; returns how many. An actor whose checkpoint is unusable is left unheld (its stages
 /// then fail with `EAGAIN` instead of running with an invented state) and reported through `bad`.
 pub fn rebuild_owned(
     pmr: &impl SharedMem,
@@ -306,7 +312,7 @@ pub fn rebuild_owned(
         let Ok(sh) = header(pmr, layout, id) else {
             continue;
         };
-        if sh.owner != side {
+        if sh.owner != side && sh.class != ACTOR_CLASS_REPLICATED {
             continue;
         }
         match load(pmr, layout, id, None) {

@@ -16,6 +16,8 @@
 //!   check of drain-and-switch migration (§4.3);
 //! - [`checkpoint`]: an actor's control state, its two-slot checkpoint in the PMR and the crash
 //!   recovery of the two-phase migration commit (§4.3, §4.5);
+//! - [`dispatch`]: request-level dispatch to the faster side by a fixed cost profile, the
+//!   baseline ReFlux is measured against (paradigm B, λ-IO's manner);
 //! - [`block_meta`]: the per-block metadata entry ("per-range metadata" shared state): encoding,
 //!   decoding, checksum verification;
 //! - [`xts`]: AES-XTS (IEEE 1619) over a block-cipher trait, data unit = LBA;
@@ -51,6 +53,7 @@
 
 pub mod block_meta;
 pub mod checkpoint;
+pub mod dispatch;
 pub mod pacing;
 pub mod pipeline;
 pub mod poll_switch;

@@ -436,6 +436,9 @@ impl Dev {
             let Some(c) = controls.take(id) else {
                 continue;
             };
+            if !control::owns(&self.pmr, &self.layout, id, SIDE_DEVICE) {
+                continue;
+            }
             let r = control::epoch(&self.pmr, &self.layout, id)
                 .and_then(|e| control::checkpoint(&self.pmr, &self.layout, id, SIDE_DEVICE, e, &c));
             if let Err(e) = r {

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The thermal-aware per-stage scheduler (§4.4): a kernel thread per device that wakes every
+//! scheduling epoch, samples the host and the device's telemetry registers, asks
+//! `proto::sched::Scheduler` for a decision and carries it out: at most one drain-and-switch
+//! migration, and the permitted number of requests in flight.
+//!
+//! # What is sampled
+//!
+//! - Device: the controller temperature (`TEMP_MILLI_C`) and the engine utilisation
+//!   (`CORE_UTIL_PERMILLE`), read over CXL.io as the paper's scheduler does; each actor's device
+//!   queue depth is the number of requests routed through it while it is on the device (the
+//!   routing table counts them).
+//! - Host: the CPU time ReFlux spent running host-placed stages during the epoch, over the epoch
+//!   and the possible CPUs. Not the whole machine's utilisation: in the VM the software device's
+//!   engine cores are threads on the same CPUs, and counting them as host load would make the
+//!   host look busy exactly when the device works. The VM exposes no frequency or RAPL.
+//!
+//! Every decision (scores, move, throttle level) goes into a log of the last [`LOG_LEN`]
+//! epochs, shown by the `sched` debugfs file; every migration it makes is also logged to the
+//! kernel log.
+
+use core::sync::atomic::Ordering;
+
+use kernel::{
+    kthread::{self, KThread},
+    prelude::*,
+    shared_mem::SharedMem,
+    sync::Arc,
+};
+
+use crate::abi;
+use crate::migrate::now_ns;
+use crate::proto::sched::{ActorView, Decision, Sample, SchedParams, Scheduler, MAX_LOGGED};
+use crate::queue::RefluxDev;
+
+/// Decisions kept for the `sched` file.
+pub(crate) const LOG_LEN: usize = 32;
+
+/// The decisions of the last epochs.
+pub(crate) struct SchedLog {
+    pub(crate) entries: [(u64, Option<Decision>); LOG_LEN],
+    pub(crate) count: u64,
+    /// Migrations the scheduler asked for that failed.
+    pub(crate) failed_moves: u64,
+}
+
+impl Default for SchedLog {
+    fn default() -> Self {
+        Self {
+            entries: [(0, None); LOG_LEN],
+            count: 0,
+            failed_moves: 0,
+        }
+    }
+}
+
+/// CPUs the machine may have.
+pub(crate) fn possible_cpus() -> u64 {
+    // SAFETY: `nr_cpu_ids` is set once at boot, before modules load, and only read after.
+    let n = unsafe { kernel::bindings::nr_cpu_ids };
+    u64::from(n.max(1))
+}
+
+/// Starts the scheduler thread of `dev`.
+pub(crate) fn start(dev: Arc<RefluxDev>, params: SchedParams) -> Result<KThread> {
+    let d = dev.clone();
+    KThread::spawn(kernel::fmt!("{}-sched", &*dev.name), move || run(d, params))
+}
+
+fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
+    let mut sched = Scheduler::new();
+    let epoch_us = u64::from(params.epoch_ms) * 1000;
+    let mut busy0 = dev.host_busy_ns.load(Ordering::Relaxed);
+    let mut t0 = now_ns();
+    let mut views = [ActorView {
+        id: 0,
+        side: crate::proto::pipeline::Side::Host,
+        pinned: true,
+        dev_queue: 0,
+        last_move_ns: None,
+    }; MAX_LOGGED];
+    while !kthread::should_stop() {
+        kthread::usleep_range(epoch_us, epoch_us + epoch_us / 10);
+        if kthread::should_stop() {
+            break;
+        }
+        let now = now_ns();
+        let busy = dev.host_busy_ns.load(Ordering::Relaxed);
+        let span = now.saturating_sub(t0).max(1) * possible_cpus();
+        let host_util = (busy.saturating_sub(busy0).saturating_mul(1000) / span).min(1000);
+        (busy0, t0) = (busy, now);
+        let reg = |o: usize| {
+            dev.regs
+                .atomic_u32(o)
+                .map_or(0, |r| r.load(Ordering::Acquire))
+        };
+        let sample = Sample {
+            now_ns: now,
+            temp_milli_c: reg(abi::REG_TEMP_MILLI_C),
+            dev_util_permille: reg(abi::REG_CORE_UTIL_PERMILLE).min(1000),
+            // At most 1000 (above).
+            host_util_permille: host_util as u32,
+        };
+        // The actors of the device's pipeline, as the routing table has them.
+        let mut n = 0;
+        {
+            let routing = dev.routing.lock();
+            for id in dev.pipeline_actors() {
+                let (Some(a), Some(v)) = (routing.actor(id), views.get_mut(n)) else {
+                    continue;
+                };
+                *v = ActorView {
+                    id,
+                    side: a.side,
+                    pinned: a.pinned,
+                    dev_queue: if matches!(a.side, crate::proto::pipeline::Side::Device) {
+                        a.inflight
+                    } else {
+                        0
+                    },
+                    last_move_ns: a.last_move_ns,
+                };
+                n += 1;
+            }
+        }
+        let decision = sched.step(&params, &sample, &views[..n]);
+        dev.set_inflight_permille(decision.inflight_permille);
+        if let Some(m) = decision.migrate {
+            match dev.migrate(m.actor, m.to) {
+                Ok(r) => pr_info!(
+                    "{}: scheduler moved {m} in {} us: {decision}\n",
+                    &*dev.name,
+                    r.total_ns / 1000
+                ),
+                // A migration started by hand between the sample and now, or a drain timeout.
+                Err(e) => {
+                    pr_warn!("{}: scheduler could not move {m}: {e:?}\n", &*dev.name);
+                    dev.sched_log.lock().failed_moves += 1;
+                }
+            }
+        }
+        let mut log = dev.sched_log.lock();
+        let i = (log.count % LOG_LEN as u64) as usize;
+        log.entries[i] = (now, Some(decision));
+        log.count += 1;
+    }
+    0
+}
