@@ -34,7 +34,7 @@ export LIBCLANG_PATH ?= /usr/lib/llvm-14/lib
 SELFTEST_SRCS := $(wildcard selftests/*/*_test.c)
 SELFTESTS     := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(SELFTEST_SRCS))
 HARNESS_TESTS := $(OUT)/harness/harness_fail_test
-BENCHES       := $(OUT)/benchbin/ccm_bench $(OUT)/benchbin/cxl-duplex $(OUT)/benchbin/scx_duplex
+BENCHES       := $(OUT)/benchbin/ccm_bench $(OUT)/benchbin/reflux_sampler $(OUT)/benchbin/cxl-duplex $(OUT)/benchbin/scx_duplex
 SELFTEST_CFLAGS := -static -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -D_GNU_SOURCE \
 	-I$(CURDIR)/include/uapi -I$(KSRC)/tools/testing/selftests
 RUST_SRCS = $(shell find rust drivers tools/testing -name '*.rs' 2>/dev/null)

@@ -690,8 +690,11 @@ pub struct ActorShared {
     pub bytes_out: u64,
     /// Blocks that failed (checksum mismatch, undecodable data).
     pub errors: u64,
+    /// Nanoseconds of device engine time the actor used (minor 1; zero before), at the engine's
+    /// speed: the scheduler's measure of how much of the device's work is this actor's.
+    pub dev_busy_ns: u64,
     /// Zero.
-    pub stats_reserved: [u64; 4],
+    pub stats_reserved: [u64; 3],
 }
 
 impl Default for ActorShared {
@@ -713,7 +716,8 @@ impl Default for ActorShared {
             bytes_in: 0,
             bytes_out: 0,
             errors: 0,
-            stats_reserved: [0; 4],
+            dev_busy_ns: 0,
+            stats_reserved: [0; 3],
         }
     }
 }
@@ -1336,7 +1340,7 @@ wire_image!(RingConsumer, { head });
 wire_image!(ReqState, { len, crc, flags });
 wire_image!(ActorShared, {
     kind, class, params, ckpt_epoch, ckpt_len, ckpt_side, active_epoch, owner, invocations, bytes_in,
-    bytes_out, errors,
+    bytes_out, errors, dev_busy_ns,
 });
 wire_image!(EpochSlot, { epoch });
 wire_image!(BlockMeta, { stored_len, flags, crc, generation });
@@ -1468,7 +1472,8 @@ assert_layout!(ActorShared, size = 0x140, align = 8, {
     bytes_in @ 0x108,
     bytes_out @ 0x110,
     errors @ 0x118,
-    stats_reserved @ 0x120,
+    dev_busy_ns @ 0x120,
+    stats_reserved @ 0x128,
 });
 
 assert_layout!(EpochSlot, size = CACHE_LINE as usize, align = 8, {

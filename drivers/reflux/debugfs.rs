@@ -290,7 +290,9 @@ impl Show for Migrations {
         let n = count.min(log.records.len() as u64);
         writeln!(out, "# {count} migrations; the last {n} (ns):")?;
         for i in count - n..count {
-            let r = &log.records[(i % log.records.len() as u64) as usize];
+            let Some(r) = log.records.get((i % log.records.len() as u64) as usize) else {
+                continue;
+            };
             let (from, to) = if r.to_device {
                 ("host", "device")
             } else {
@@ -340,7 +342,7 @@ impl Show for Sched {
         )?;
         let n = count.min(log.entries.len() as u64);
         for i in count - n..count {
-            if let (t, Some(d)) = &log.entries[(i % log.entries.len() as u64) as usize] {
+            if let Some((t, Some(d))) = log.entries.get((i % log.entries.len() as u64) as usize) {
                 writeln!(out, "t_ms {} {d}", t / 1_000_000)?;
             }
         }

@@ -66,26 +66,26 @@ pub(crate) struct Record {
     pub(crate) end_ms: u64,
 }
 
-/// The last [`LOG_LEN`] migrations.
+/// The last [`LOG_LEN`] migrations (on the heap: too big for a stack frame).
 pub(crate) struct MigrationLog {
-    pub(crate) records: [Record; LOG_LEN],
+    pub(crate) records: KVec<Record>,
     /// Migrations ever recorded; the newest is at `(count - 1) % LOG_LEN`.
     pub(crate) count: u64,
 }
 
-impl Default for MigrationLog {
-    fn default() -> Self {
-        Self {
-            records: [Record::default(); LOG_LEN],
-            count: 0,
-        }
-    }
-}
-
 impl MigrationLog {
+    pub(crate) fn new() -> Result<Self> {
+        Ok(Self {
+            records: KVec::from_elem(Record::default(), LOG_LEN, GFP_KERNEL)?,
+            count: 0,
+        })
+    }
+
     pub(crate) fn push(&mut self, r: Record) {
         // `LOG_LEN` is small: the index fits.
-        self.records[(self.count % LOG_LEN as u64) as usize] = r;
+        if let Some(slot) = self.records.get_mut((self.count % LOG_LEN as u64) as usize) {
+            *slot = r;
+        }
         self.count += 1;
     }
 }

@@ -208,6 +208,8 @@ impl RefluxDev {
             pool.push(Some(Scratch::new()?), GFP_KERNEL)?;
         }
         let routing = Routing::new(depth)?;
+        let migration_log = MigrationLog::new()?;
+        let sched_log = SchedLog::new()?;
         Arc::pin_init(
             pin_init!(Self {
                 name,
@@ -229,12 +231,12 @@ impl RefluxDev {
                 controls <- new_spinlock!(Controls::default()),
                 ctrl_done <- new_spinlock!(None),
                 migration <- new_mutex!(()),
-                migration_log <- new_spinlock!(MigrationLog::default()),
+                migration_log <- new_spinlock!(migration_log),
                 migrate_stop: AtomicU32::new(0),
                 migrate_phase: AtomicU32::new(0),
                 stopping: AtomicBool::new(false),
                 sched_params: sched,
-                sched_log <- new_spinlock!(SchedLog::default()),
+                sched_log <- new_spinlock!(sched_log),
                 host_busy_ns: AtomicU64::new(0),
                 active: AtomicU32::new(0),
                 inflight_limit: AtomicU32::new(*depth),
@@ -572,6 +574,19 @@ impl RefluxDev {
         let stages = self.cfg.route(abi::DIR_WRITE).map(|r| r.stages()).ok();
         (0..abi::MAX_STAGES as u8)
             .filter_map(move |i| stages.and_then(|s| s.get(i)).map(default_actor))
+    }
+
+    /// The device engine time actor `id` used, from its shared state (0 if unreadable).
+    pub(crate) fn actor_dev_busy_ns(&self, id: u8) -> u64 {
+        self.layout
+            .actor_shared(id)
+            .and_then(|o| usize::try_from(o).ok())
+            .and_then(|at| {
+                self.pmr
+                    .atomic_u64(at + core::mem::offset_of!(abi::ActorShared, dev_busy_ns))
+                    .ok()
+            })
+            .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
     /// Applies the scheduler's throttle: `permille` of the queue depth may be in flight.

@@ -8,9 +8,12 @@
 //! # What is sampled
 //!
 //! - Device: the controller temperature (`TEMP_MILLI_C`) and the engine utilisation
-//!   (`CORE_UTIL_PERMILLE`), read over CXL.io as the paper's scheduler does; each actor's device
-//!   queue depth is the number of requests routed through it while it is on the device (the
-//!   routing table counts them).
+//!   (`CORE_UTIL_PERMILLE`), read over CXL.io as the paper's scheduler does. An actor's device
+//!   queue depth is the requests routed through it while it is on the device (the routing table
+//!   counts them), weighted by its share of the device's engine time over the epoch (the
+//!   `dev_busy_ns` the device adds up in each actor's shared state): the stages of one pipeline
+//!   all see the same requests, and the weight is what tells the compute-heavy stage (LZ4) from
+//!   the light one (crc32c), so that only the former is uploaded (§4.4).
 //! - Host: the CPU time ReFlux spent running host-placed stages during the epoch, over the epoch
 //!   and the possible CPUs. Not the whole machine's utilisation: in the VM the software device's
 //!   engine cores are threads on the same CPUs, and counting them as host load would make the
@@ -37,21 +40,21 @@ use crate::queue::RefluxDev;
 /// Decisions kept for the `sched` file.
 pub(crate) const LOG_LEN: usize = 32;
 
-/// The decisions of the last epochs.
+/// The decisions of the last epochs (on the heap: too big for a stack frame).
 pub(crate) struct SchedLog {
-    pub(crate) entries: [(u64, Option<Decision>); LOG_LEN],
+    pub(crate) entries: KVec<(u64, Option<Decision>)>,
     pub(crate) count: u64,
     /// Migrations the scheduler asked for that failed.
     pub(crate) failed_moves: u64,
 }
 
-impl Default for SchedLog {
-    fn default() -> Self {
-        Self {
-            entries: [(0, None); LOG_LEN],
+impl SchedLog {
+    pub(crate) fn new() -> Result<Self> {
+        Ok(Self {
+            entries: KVec::from_elem((0, None), LOG_LEN, GFP_KERNEL)?,
             count: 0,
             failed_moves: 0,
-        }
+        })
     }
 }
 
@@ -73,6 +76,7 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
     let epoch_us = u64::from(params.epoch_ms) * 1000;
     let mut busy0 = dev.host_busy_ns.load(Ordering::Relaxed);
     let mut t0 = now_ns();
+    let mut busy_prev = [0u64; crate::actor::control::MAX_ACTORS];
     let mut views = [ActorView {
         id: 0,
         side: crate::proto::pipeline::Side::Host,
@@ -102,6 +106,24 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
             // At most 1000 (above).
             host_util_permille: host_util as u32,
         };
+        // Each actor's share of the device engine's time since the last epoch, in permille.
+        let mut delta = [0u64; crate::actor::control::MAX_ACTORS];
+        for id in dev.pipeline_actors() {
+            let i = usize::from(id);
+            let now = dev.actor_dev_busy_ns(id);
+            if let (Some(d), Some(p)) = (delta.get_mut(i), busy_prev.get_mut(i)) {
+                *d = now.saturating_sub(*p);
+                *p = now;
+            }
+        }
+        let total: u64 = delta.iter().sum();
+        let share = |id: u8| -> u64 {
+            if total == 0 {
+                1000
+            } else {
+                delta.get(usize::from(id)).map_or(0, |d| d * 1000 / total)
+            }
+        };
         // The actors of the device's pipeline, as the routing table has them.
         let mut n = 0;
         {
@@ -115,7 +137,8 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
                     side: a.side,
                     pinned: a.pinned,
                     dev_queue: if matches!(a.side, crate::proto::pipeline::Side::Device) {
-                        a.inflight
+                        // At most `inflight`.
+                        (u64::from(a.inflight) * share(id) / 1000) as u32
                     } else {
                         0
                     },
@@ -142,7 +165,9 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
         }
         let mut log = dev.sched_log.lock();
         let i = (log.count % LOG_LEN as u64) as usize;
-        log.entries[i] = (now, Some(decision));
+        if let Some(e) = log.entries.get_mut(i) {
+            *e = (now, Some(decision));
+        }
         log.count += 1;
     }
     0

@@ -22,7 +22,9 @@
 
 use core::sync::atomic::Ordering;
 
-use kernel::{kthread, pr_warn_ratelimited, prelude::*, sync::Arc, time::Ktime};
+use kernel::{
+    kthread, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem, sync::Arc, time::Ktime,
+};
 
 use crate::abi::{self, SubmissionDescriptor, BLOCK_SIZE, NEXT_STAGE_DONE};
 use crate::actor::exec::{self, ExecError, Plan, Scratch, StageObserver};
@@ -60,8 +62,24 @@ impl Busy<'_> {
 }
 
 impl StageObserver for Busy<'_> {
-    fn stage_done(&mut self, _stage: Stage, _bytes: usize, host_ns: u64) {
+    fn stage_done(&mut self, stage: Stage, _bytes: usize, host_ns: u64) {
         let speed = self.dev.speed_permille.load(Ordering::Relaxed);
+        // The actor's share of the engine, at the engine's speed, for the host's scheduler.
+        let engine_ns = host_ns.saturating_mul(1000) / u64::from(speed.max(1));
+        if let Some(at) = self
+            .dev
+            .layout
+            .actor_shared(crate::actor::default_actor(stage))
+            .and_then(|o| usize::try_from(o).ok())
+        {
+            if let Ok(c) = self
+                .dev
+                .pmr
+                .atomic_u64(at + core::mem::offset_of!(abi::ActorShared, dev_busy_ns))
+            {
+                c.fetch_add(engine_ns, Ordering::Relaxed);
+            }
+        }
         if let Some(owed) = self.pacer.charge(host_ns, speed) {
             let t0 = now_ns();
             let us = owed / 1000;
