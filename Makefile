@@ -99,11 +99,12 @@ bench: initramfs
 	tools/target/release/ccm-bench --log $(OUT)/bench-run/tests.log --out $(OUT)/bench
 	$(MAKE) bench-reflux
 
-# The reflux paradigm benchmark alone: make bench-reflux [REFLUX_SECONDS=n per paradigm].
+# The reflux paradigm benchmark alone: make bench-reflux [REFLUX_SECONDS=n per paradigm]
+# [REFLUX_SPEED=device engine speed in permille of the host's, default 100].
 bench-reflux: initramfs
 	cd tools && cargo build --release --quiet -p reflux-bench
 	mkdir -p $(OUT)/bench-reflux-run
-	BENCH_SECONDS=$(REFLUX_SECONDS) VM_TIMEOUT=1200 $(VM)/qemu.sh bench-reflux $(OUT)/bench-reflux-run
+	BENCH_SECONDS=$(REFLUX_SECONDS) BENCH_SPEED=$(REFLUX_SPEED) VM_TIMEOUT=1200 $(VM)/qemu.sh bench-reflux $(OUT)/bench-reflux-run
 	tools/target/release/reflux-bench --log $(OUT)/bench-reflux-run/tests.log --out $(OUT)/bench/reflux
 
 check: rustfmtcheck initramfs vmlog

@@ -52,6 +52,8 @@ append+=" memmap=$((pmr_size >> 20))M\$$pmr_base cxlstack.pmr_window=$pmr_size@$
 [ -n "${BENCH_YIELD:-}" ] && append+=" cxlstack.bench_yield=1"
 # make bench-reflux REFLUX_SECONDS=N: seconds of each paradigm's run.
 [ -n "${BENCH_SECONDS:-}" ] && append+=" cxlstack.bench_seconds=$BENCH_SECONDS"
+# make bench-reflux REFLUX_SPEED=P: the device engine's speed in permille of the host's.
+[ -n "${BENCH_SPEED:-}" ] && append+=" cxlstack.bench_speed=$BENCH_SPEED"
 args=(-accel "$accel" -cpu "$cpu" -smp 2 -m $((2048 + (pmr_size >> 20)))M
       -object memory-backend-ram,id=m0,size=1G
       -object memory-backend-ram,id=m1,size=1G
