@@ -178,6 +178,9 @@ impl RefluxDev {
         if !self.can_migrate {
             return Err(kernel::errno::eopnotsupp());
         }
+        if self.health.dead.load(Ordering::Acquire) {
+            return Err(ENODEV);
+        }
         let _one_at_a_time = self.migration.lock();
         let t0 = now_ns();
         // 1. Switch.

@@ -12,7 +12,7 @@
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     bindings,
-    block::mq::{Operations, Request},
+    block::mq::{Operations, Request, TimeoutAction},
     irq::Handler,
     memremap::MemRemap,
     new_mutex, new_spinlock, pr_warn_ratelimited,
@@ -70,6 +70,9 @@ struct Inflight {
     reroutes: u8,
 }
 
+/// A device whose heartbeat has not moved for this long when a request times out is dead.
+const DEAD_AFTER_NS: u64 = 1_000_000_000;
+
 /// The shortest and longest sleep of the polled path between two polls of an empty ring.
 const POLL_SLEEP_MIN_US: u64 = 5;
 const POLL_SLEEP_MAX_US: u64 = 100;
@@ -100,6 +103,16 @@ pub(crate) struct Stats {
     pub(crate) written_bytes: AtomicU64,
     /// Bytes the device stored for them (smaller when compression helped).
     pub(crate) stored_bytes: AtomicU64,
+}
+
+/// What the request timeout knows of the device.
+pub(crate) struct Health {
+    /// The device stopped answering (its heartbeat stalled while a request timed out): every
+    /// request fails at once, completions are no longer read.
+    pub(crate) dead: AtomicBool,
+    /// The heartbeat as last seen by a timeout, and when it last changed (monotonic ns).
+    beat_seen: AtomicU32,
+    beat_changed_ns: AtomicU64,
 }
 
 /// The administrator's knobs that are not the pipeline.
@@ -180,6 +193,8 @@ pub(crate) struct RefluxDev {
     poll_switch: SpinLock<Option<PollSwitch>>,
     /// When the last completion was reaped (monotonic ns): the switch's gaps.
     last_completion_ns: AtomicU64,
+    /// Whether the device still answers.
+    pub(crate) health: Health,
     /// The scheduler's throttle: at most this many requests admitted (`depth` unthrottled).
     inflight_limit: AtomicU32,
     pub(crate) stats: Stats,
@@ -259,6 +274,11 @@ impl RefluxDev {
                 active: AtomicU32::new(0),
                 poll_switch <- new_spinlock!(poll_switch),
                 last_completion_ns: AtomicU64::new(0),
+                health: Health {
+                    dead: AtomicBool::new(false),
+                    beat_seen: AtomicU32::new(0),
+                    beat_changed_ns: AtomicU64::new(crate::migrate::now_ns()),
+                },
                 inflight_limit: AtomicU32::new(*depth),
                 stats: Stats::default(),
             }),
@@ -495,8 +515,51 @@ impl RefluxDev {
         }
     }
 
+    /// A request timed out (blk-mq's timer): a device that still beats gets more time; one whose
+    /// heartbeat has not moved for [`DEAD_AFTER_NS`] (or that reports a fatal error or stopped
+    /// being ready) is declared dead, and every request it holds fails with `EIO`.
+    pub(crate) fn timed_out(&self, tag: i32) -> TimeoutAction {
+        if !self.health.dead.load(Ordering::Acquire) {
+            let now = crate::migrate::now_ns();
+            let reg = |o| {
+                self.regs
+                    .atomic_u32(o)
+                    .map_or(0, |r| r.load(Ordering::Acquire))
+            };
+            let beat = reg(abi::REG_HEARTBEAT);
+            let status = reg(abi::REG_DEV_STATUS);
+            if self.health.beat_seen.swap(beat, Ordering::AcqRel) != beat {
+                self.health.beat_changed_ns.store(now, Ordering::Release);
+            }
+            let still =
+                now.saturating_sub(self.health.beat_changed_ns.load(Ordering::Acquire)) / 1_000_000;
+            let alive = status & abi::DEV_STATUS_FATAL == 0
+                && status & abi::DEV_STATUS_READY != 0
+                && still * 1_000_000 < DEAD_AFTER_NS;
+            if alive {
+                pr_warn_ratelimited!(
+                    "{}: request {tag} timed out; the device is alive (heartbeat {beat}): waiting on\n",
+                    &*self.name
+                );
+                return TimeoutAction::ResetTimer;
+            }
+            if !self.health.dead.swap(true, Ordering::AcqRel) {
+                pr_err!(
+                    "{}: the device stopped answering (status {status:#x}, heartbeat {beat} unchanged for {still} ms): failing its requests\n",
+                    &*self.name
+                );
+            }
+        }
+        self.fail_all();
+        TimeoutAction::Done
+    }
+
     /// Consumes every published completion; returns how many.
     pub(crate) fn reap(&self) -> u32 {
+        if self.health.dead.load(Ordering::Acquire) {
+            // A dead device's ring is not trusted; its requests were failed.
+            return 0;
+        }
         const BATCH: usize = 16;
         let entries = self.layout.params().ring_entries;
         let hdr = self.layout.cq_header() as usize;
@@ -750,6 +813,9 @@ impl Operations for Queue {
             bindings::req_op_REQ_OP_FLUSH => abi::DIR_FLUSH,
             _ => return Err(kernel::errno::eopnotsupp()),
         };
+        if dev.health.dead.load(Ordering::Acquire) {
+            return Err(EIO);
+        }
         let d = dev.descriptor(&rq, dir)?;
         if rq.is_polled() {
             dev.stats.polled.fetch_add(1, Ordering::Relaxed);
@@ -789,6 +855,10 @@ impl Operations for Queue {
 
     fn poll(dev: ArcBorrow<'_, RefluxDev>) -> u32 {
         dev.poll()
+    }
+
+    fn timeout(dev: ArcBorrow<'_, RefluxDev>, rq: &Request<Self>) -> TimeoutAction {
+        dev.timed_out(rq.tag())
     }
 }
 

@@ -97,10 +97,10 @@ module_param!(
     desc: "hardware queues for polled I/O (io_uring IOPOLL), 0..=1"
 );
 module_param!(
-    static POLL_ADAPTIVE: bool = true,
+    static POLL_ADAPTIVE: bool = false,
     name: "poll_adaptive",
     perm: 0o444,
-    desc: "polled I/O sleeps between polls while completions are far apart (the sleep/poll switch); 0: always spin"
+    desc: "1: polled I/O sleeps between polls while completions are far apart (the sleep/poll switch); 0 (default): always spin, as blk-mq does"
 );
 module_param!(
     static QUEUE_DEPTH: u32 = 64,

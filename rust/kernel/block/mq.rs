@@ -94,6 +94,6 @@ mod raw_writer;
 mod request;
 mod tag_set;
 
-pub use operations::{Operations, QueueDataRef};
+pub use operations::{Operations, QueueDataRef, TimeoutAction};
 pub use request::Request;
 pub use tag_set::TagSet;

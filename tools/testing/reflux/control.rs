@@ -99,7 +99,8 @@ pub(crate) fn run(dev: Arc<Dev>, cfg: ControlConfig) -> i32 {
         c.dev.kick_irq();
         let now = now_ns();
         c.drain(now);
-        if c.mode == Mode::Ready {
+        // A hung controller (fault injection) stops beating.
+        if c.mode == Mode::Ready && !crate::HANG.get() {
             if let Ok(beat) = c.dev.regs.atomic_u32(abi::REG_HEARTBEAT) {
                 beat.fetch_add(1, Ordering::Release);
             }

@@ -125,6 +125,11 @@ pub(crate) fn run(dev: Arc<Dev>, index: u32, mut scratch: Scratch) -> i32 {
     let mut idle = 0u32;
     let mut served = 0u64;
     while !kthread::should_stop() {
+        // A hung controller (fault injection): nothing is taken.
+        if crate::HANG.get() {
+            kthread::usleep_range(1000, 2000);
+            continue;
+        }
         match dev.take() {
             Some(desc) => {
                 idle = 0;

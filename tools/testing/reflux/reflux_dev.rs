@@ -188,6 +188,13 @@ module_param!(
     desc: "write a temperature in milli-degrees C to set the device to it (a new value each time; 0: none)"
 );
 
+module_param!(
+    static HANG: bool = false,
+    name: "hang",
+    perm: 0o644,
+    desc: "fault injection: while set the device takes no request and its heartbeat stops (a hung controller)"
+);
+
 /// Allowed engine speeds, in permille of the host's.
 pub(crate) const SPEED_RANGE: core::ops::RangeInclusive<u32> = 1..=4000;
 /// Allowed engine core counts.

@@ -55,6 +55,23 @@ pub trait Operations: Sized {
     fn poll(_queue_data: QueueDataRef<'_, Self>) -> u32 {
         crate::build_error(crate::error::VTABLE_DEFAULT_ERROR)
     }
+
+    /// Called by the kernel when `rq` has been with the driver longer than the
+    /// queue's timeout (`/sys/block/<disk>/queue/io_timeout`). The driver either
+    /// asks for more time or ends the request itself (with [`Request::end`])
+    /// before answering [`TimeoutAction::Done`].
+    fn timeout(_queue_data: QueueDataRef<'_, Self>, _rq: &Request<Self>) -> TimeoutAction {
+        crate::build_error(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// The answer to [`Operations::timeout`].
+pub enum TimeoutAction {
+    /// The request is still being served: restart its timer
+    /// (`BLK_EH_RESET_TIMER`).
+    ResetTimer,
+    /// The driver has ended the request, or will (`BLK_EH_DONE`).
+    Done,
 }
 
 /// A vtable for blk-mq to interact with a block device driver.
@@ -175,6 +192,30 @@ impl<T: Operations> OperationsVTable<T> {
         // SAFETY: blk-mq calls `poll` for a live `hctx` of our queue.
         let found = T::poll(unsafe { Self::queue_data(hctx) });
         found.try_into().unwrap_or(crate::ffi::c_int::MAX)
+    }
+
+    /// This function is called by the C kernel. A pointer to this function is
+    /// installed in the `blk_mq_ops` vtable for the driver.
+    ///
+    /// # Safety
+    ///
+    /// This function may only be called by blk-mq C infrastructure, for a
+    /// started request of a queue built by [`GenDiskBuilder::build`].
+    ///
+    /// [`GenDiskBuilder::build`]: super::gen_disk::GenDiskBuilder::build
+    unsafe extern "C" fn timeout_callback(
+        rq: *mut bindings::request,
+    ) -> bindings::blk_eh_timer_return {
+        // SAFETY: `rq` is a live request of our queue; its `mq_hctx` is live
+        // while the request is.
+        let queue_data = unsafe { Self::queue_data((*rq).mq_hctx) };
+        // SAFETY: the request is live for the callback and is a `Request<T>`:
+        // the type is a transparent wrapper of `bindings::request`.
+        let request = unsafe { &*rq.cast::<Request<T>>() };
+        match T::timeout(queue_data, request) {
+            TimeoutAction::ResetTimer => bindings::blk_eh_timer_return_BLK_EH_RESET_TIMER,
+            TimeoutAction::Done => bindings::blk_eh_timer_return_BLK_EH_DONE,
+        }
     }
 
     /// Splits the hardware queues between the default map and the poll map:
@@ -298,7 +339,11 @@ impl<T: Operations> OperationsVTable<T> {
         put_budget: None,
         set_rq_budget_token: None,
         get_rq_budget_token: None,
-        timeout: None,
+        timeout: if T::HAS_TIMEOUT {
+            Some(Self::timeout_callback)
+        } else {
+            None
+        },
         poll: if T::HAS_POLL {
             Some(Self::poll_callback)
         } else {
