@@ -39,7 +39,6 @@ impl Show for DevStats {
             ("completed", get(&s.completed)),
             ("errors", get(&s.errors)),
             ("polled", get(&s.polled)),
-            ("poll_sleeps", get(&s.poll_sleeps)),
             ("host_runs", get(&s.host_runs)),
             ("parked", get(&s.parked)),
             ("reroutes", get(&s.reroutes)),
@@ -53,10 +52,6 @@ impl Show for DevStats {
         ] {
             writeln!(out, "{k} {v}")?;
         }
-        let (switches, sleeping, ewma) = self.dev.poll_switch_state();
-        writeln!(out, "poll_switches {switches}")?;
-        writeln!(out, "poll_sleeping {sleeping}")?;
-        writeln!(out, "completion_gap_ewma_ns {ewma}")?;
         let r32 = |o: usize| {
             self.dev
                 .regs

@@ -32,14 +32,11 @@ use crate::{
     },
     hw::{self, Identity},
     migrate::MigrationLog,
+    proto::sched::SchedParams,
     proto::{
         self,
         pipeline::{Hop, Side},
         request,
-    },
-    proto::{
-        poll_switch::{PollSwitch, WaitMode},
-        sched::SchedParams,
     },
     routing::{Routed, Routing},
     scheduler::SchedLog,
@@ -73,10 +70,6 @@ struct Inflight {
 /// A device whose heartbeat has not moved for this long when a request times out is dead.
 const DEAD_AFTER_NS: u64 = 1_000_000_000;
 
-/// The shortest and longest sleep of the polled path between two polls of an empty ring.
-const POLL_SLEEP_MIN_US: u64 = 5;
-const POLL_SLEEP_MAX_US: u64 = 100;
-
 /// Most scratches in the host's pool.
 const POOL_MAX: usize = 8;
 
@@ -90,8 +83,6 @@ pub(crate) struct Stats {
     pub(crate) completed: AtomicU64,
     pub(crate) errors: AtomicU64,
     pub(crate) polled: AtomicU64,
-    /// Sleeps of the polled path (the switch in its sleeping mode).
-    pub(crate) poll_sleeps: AtomicU64,
     pub(crate) host_runs: AtomicU64,
     /// Requests that waited for a migration to end.
     pub(crate) parked: AtomicU64,
@@ -121,8 +112,6 @@ pub(crate) struct Tuning {
     pub(crate) depth: u32,
     /// The scheduler's parameters.
     pub(crate) sched: SchedParams,
-    /// The polled path's sleep/poll switch, if adaptive.
-    pub(crate) poll_switch: Option<PollSwitch>,
 }
 
 /// One bound device: the queue data of its disk.
@@ -187,12 +176,6 @@ pub(crate) struct RefluxDev {
     pub(crate) host_busy_ns: AtomicU64,
     /// Requests admitted and not finished.
     active: AtomicU32,
-    /// The polled path's wait: sleep between polls of an empty completion ring while the gaps
-    /// between completions are long, spin while they are short (`None`: always spin).
-    #[pin]
-    poll_switch: SpinLock<Option<PollSwitch>>,
-    /// When the last completion was reaped (monotonic ns): the switch's gaps.
-    last_completion_ns: AtomicU64,
     /// Whether the device still answers.
     pub(crate) health: Health,
     /// The scheduler's throttle: at most this many requests admitted (`depth` unthrottled).
@@ -213,7 +196,6 @@ impl RefluxDev {
         let Tuning {
             depth: want_depth,
             sched,
-            poll_switch,
         } = tuning;
         let p = layout.params();
         // Every tag needs its own state blob, ring entry and MAX_REQ_BLOCKS buffers.
@@ -272,8 +254,6 @@ impl RefluxDev {
                 sched_log <- new_spinlock!(sched_log),
                 host_busy_ns: AtomicU64::new(0),
                 active: AtomicU32::new(0),
-                poll_switch <- new_spinlock!(poll_switch),
-                last_completion_ns: AtomicU64::new(0),
                 health: Health {
                     dead: AtomicBool::new(false),
                     beat_seen: AtomicU32::new(0),
@@ -599,9 +579,6 @@ impl RefluxDev {
                 // Release: the entries are read before the device may reuse their slots.
                 head_reg.store(*head, Ordering::Release);
             }
-            if n > 0 {
-                self.record_gaps(n);
-            }
             for e in &batch[..n] {
                 self.complete(e);
             }
@@ -610,52 +587,6 @@ impl RefluxDev {
                 return total;
             }
         }
-    }
-
-    /// Feeds the gaps between the `n` completions just reaped and the one before to the switch.
-    fn record_gaps(&self, n: usize) {
-        let now = crate::migrate::now_ns();
-        let last = self.last_completion_ns.swap(now, Ordering::Relaxed);
-        if let Some(sw) = self.poll_switch.lock().as_mut() {
-            // Reaped together, the others came within the reap: gaps of zero.
-            sw.record_gap(now.saturating_sub(last));
-            for _ in 1..n {
-                sw.record_gap(0);
-            }
-        }
-    }
-
-    /// One poll of the polled path: reaps; on an empty ring, if the switch says the next
-    /// completion is far off, sleeps about half the average gap (the paper's MWAIT wait; this
-    /// host has no user-visible MWAIT, an hrtimer sleep stands in) and reaps again instead of
-    /// returning to blk-mq's spin.
-    pub(crate) fn poll(&self) -> u32 {
-        let n = self.reap();
-        if n > 0 {
-            return n;
-        }
-        let sleep_ns = match self.poll_switch.lock().as_ref() {
-            Some(sw) if sw.mode() == WaitMode::Sleep => sw.ewma_ns() / 2,
-            _ => return 0,
-        };
-        let us = (sleep_ns / 1000).clamp(POLL_SLEEP_MIN_US, POLL_SLEEP_MAX_US);
-        kernel::kthread::usleep_range(us, us + us / 4);
-        self.stats.poll_sleeps.fetch_add(1, Ordering::Relaxed);
-        // At least 1 after a sleep: blk-mq's poll loop spins on a zero until the task must
-        // reschedule, and the interrupt thread may have completed the caller's request while it
-        // slept; a nonzero answer sends the caller (io_uring) back to check its request.
-        self.reap().max(1)
-    }
-
-    /// The switch's mode changes so far and its current mode (1: sleeping), for the statistics.
-    pub(crate) fn poll_switch_state(&self) -> (u64, u64, u64) {
-        self.poll_switch.lock().as_ref().map_or((0, 0, 0), |sw| {
-            (
-                sw.switches(),
-                u64::from(sw.mode() == WaitMode::Sleep),
-                sw.ewma_ns(),
-            )
-        })
     }
 
     fn complete(&self, e: &CompletionEntry) {
@@ -854,7 +785,9 @@ impl Operations for Queue {
     fn commit_rqs(_dev: ArcBorrow<'_, RefluxDev>) {}
 
     fn poll(dev: ArcBorrow<'_, RefluxDev>) -> u32 {
-        dev.poll()
+        // Runs under `rcu_read_lock` (io_uring's `iocb_bio_iopoll`): it must not sleep, so the
+        // polled path spins; see Documentation/reflux.rst on the sleep/poll switch.
+        dev.reap()
     }
 
     fn timeout(dev: ArcBorrow<'_, RefluxDev>, rq: &Request<Self>) -> TimeoutAction {

@@ -97,12 +97,6 @@ module_param!(
     desc: "hardware queues for polled I/O (io_uring IOPOLL), 0..=1"
 );
 module_param!(
-    static POLL_ADAPTIVE: bool = false,
-    name: "poll_adaptive",
-    perm: 0o444,
-    desc: "1: polled I/O sleeps between polls while completions are far apart (the sleep/poll switch); 0 (default): always spin, as blk-mq does"
-);
-module_param!(
     static QUEUE_DEPTH: u32 = 64,
     name: "queue_depth",
     perm: 0o444,
@@ -368,16 +362,6 @@ impl PlatformDriver for RefluxDriver {
             queue::Tuning {
                 depth: QUEUE_DEPTH.get(),
                 sched: sched_params()?,
-                poll_switch: if POLL_ADAPTIVE.get() {
-                    Some(
-                        proto::poll_switch::PollSwitch::new(
-                            proto::poll_switch::PollSwitchParams::DEFAULT,
-                        )
-                        .map_err(|_| EINVAL)?,
-                    )
-                } else {
-                    None
-                },
             },
         )?;
         migrate::settle_at_mount(&dev, &cfg.registration())?;
