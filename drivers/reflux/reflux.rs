@@ -158,6 +158,31 @@ module_param!(
     desc: "device queue depth of an actor that counts as full (32)"
 );
 
+module_param!(
+    static SCHED_HOST_SATURATED: u32 = SchedParams::DEFAULT.host_saturated_permille,
+    name: "sched_host_saturated",
+    perm: 0o444,
+    desc: "host utilisation at or above which nothing is uploaded (the request rate is throttled instead), permille (950)"
+);
+module_param!(
+    static SCHED_HEADROOM_TEMP: u32 = SchedParams::DEFAULT.headroom_temp_permille,
+    name: "sched_headroom_temp",
+    perm: 0o444,
+    desc: "a stage goes back to the device only below this normalised temperature, permille of ambient..77 C (500)"
+);
+module_param!(
+    static SCHED_HEADROOM_UTIL: u32 = SchedParams::DEFAULT.headroom_util_permille,
+    name: "sched_headroom_util",
+    perm: 0o444,
+    desc: "... and below this device engine utilisation, permille (800)"
+);
+module_param!(
+    static SCHED_MIN_INFLIGHT: u32 = SchedParams::DEFAULT.min_inflight_permille,
+    name: "sched_min_inflight",
+    perm: 0o444,
+    desc: "the throttle's floor: least share of the queue depth kept in flight, permille (125)"
+);
+
 /// The scheduler's parameters from the module parameters, checked.
 fn sched_params() -> Result<SchedParams> {
     let p = SchedParams {
@@ -169,6 +194,10 @@ fn sched_params() -> Result<SchedParams> {
         theta_low_permille: SCHED_THETA_LOW.get(),
         dwell_ms: SCHED_DWELL_MS.get(),
         q_full: SCHED_Q_FULL.get(),
+        host_saturated_permille: SCHED_HOST_SATURATED.get(),
+        headroom_temp_permille: SCHED_HEADROOM_TEMP.get(),
+        headroom_util_permille: SCHED_HEADROOM_UTIL.get(),
+        min_inflight_permille: SCHED_MIN_INFLIGHT.get(),
         ..SchedParams::DEFAULT
     };
     p.validate().map_err(|e| {

@@ -33,7 +33,7 @@ keep=0
 for stage in write migrate1 migrate2 migrate3; do
 	log "power cut: boot '$stage', then killing the VM"
 	mkdir -p "$pc/$stage"
-	PMR_FILE="$pc/pmr.img" PMR_KEEP=$keep VM_TIMEOUT=300 \
+	PMR_FILE="$pc/pmr.img" PMR_KEEP=$keep VM_TIMEOUT=300 VM_POWERCUT=1 \
 		"$REPO/tools/vm/qemu.sh" "powercut-$stage" "$pc/$stage" &
 	qemu_pid=$!
 	acked=0
