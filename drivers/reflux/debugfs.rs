@@ -185,13 +185,6 @@ const fn kind_name(kind: u32) -> &'static str {
     }
 }
 
-const fn side_name(s: Side) -> &'static str {
-    match s {
-        Side::Host => "host",
-        Side::Device => "device",
-    }
-}
-
 /// `actors` (read): one line per registered actor — where it runs, its epoch, its control
 /// state's generation and run count (where the owner holds it; the device's from its last
 /// checkpoint) and the shared state's invocation count. `migrate` (write): `<actor> host|device`
@@ -224,7 +217,7 @@ impl Show for Migration {
                 out,
                 "actor {id} kind {} owner {} epoch {} generation {generation} ctl_runs {runs} invocations {} pinned {}",
                 kind_name(sh.kind),
-                side_name(a.side),
+                a.side.name(),
                 control::epoch(pmr, layout, id).unwrap_or(0),
                 sh.invocations,
                 u8::from(a.pinned),
@@ -251,7 +244,7 @@ impl Store for Migration {
         pr_debug!(
             "{}: actor {id} to the {}: {} ns\n",
             &*self.dev.name,
-            side_name(to),
+            to.name(),
             r.total_ns
         );
         Ok(())

@@ -26,12 +26,11 @@
 
 use core::sync::atomic::Ordering;
 
-use kernel::{
-    kthread::usleep_range, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem, time::Ktime,
-};
+use kernel::{kthread::usleep_range, pr_warn_ratelimited, prelude::*};
 
-use crate::abi::{self, SubmissionDescriptor, SIDE_DEVICE, SIDE_HOST};
+use crate::abi::{self, SubmissionDescriptor, SIDE_HOST};
 use crate::actor::control::{self, Controls, MAX_ACTORS};
+use crate::actor::exec::now_ns;
 use crate::proto::checkpoint::{recover, Outcome};
 use crate::proto::pipeline::Side;
 use crate::proto::request::epoch_tag;
@@ -46,11 +45,6 @@ pub(crate) const LOG_LEN: usize = 256;
 const DRAIN_TIMEOUT_NS: u64 = 5_000_000_000;
 /// The longest the device may take to answer a migration command.
 const DEVICE_TIMEOUT_NS: u64 = 2_000_000_000;
-
-/// Monotonic nanoseconds.
-pub(crate) fn now_ns() -> u64 {
-    u64::try_from(Ktime::ktime_get().to_ns()).unwrap_or(0)
-}
 
 /// One finished migration.
 #[derive(Clone, Copy, Default)]
@@ -87,28 +81,6 @@ impl MigrationLog {
             *slot = r;
         }
         self.count += 1;
-    }
-}
-
-const fn side_name(s: Side) -> &'static str {
-    match s {
-        Side::Host => "host",
-        Side::Device => "device",
-    }
-}
-
-const fn side_id(s: Side) -> u32 {
-    match s {
-        Side::Host => SIDE_HOST,
-        Side::Device => SIDE_DEVICE,
-    }
-}
-
-const fn side_of(id: u32) -> Side {
-    if id == SIDE_HOST {
-        Side::Host
-    } else {
-        Side::Device
     }
 }
 
@@ -409,15 +381,15 @@ pub(crate) fn settle_at_mount(dev: &RefluxDev, reg: &Registration) -> Result {
                 } else {
                     "rolled forward"
                 },
-                side_name(side_of(owner))
+                Side::from_abi(owner).name()
             ),
         }
         let replicated = reg.replicated && reg.place[..reg.nr_place].iter().any(|(a, _)| *a == id);
         let pinned = reg.pinned & (1 << idx) != 0 || replicated;
         if let Some((_, want)) = reg.place[..reg.nr_place].iter().find(|(a, _)| *a == id) {
-            if side_id(*want) != owner {
+            if want.abi() != owner {
                 // A cold move: nothing runs, the checkpoint stays, the new owner rebuilds.
-                owner = side_id(*want);
+                owner = want.abi();
                 epoch = epoch.wrapping_add(2);
             }
         }
@@ -428,12 +400,12 @@ pub(crate) fn settle_at_mount(dev: &RefluxDev, reg: &Registration) -> Result {
         } else {
             abi::ACTOR_CLASS_IO
         };
-        write_registration(dev, id, owner, class)?;
+        control::register(pmr, layout, id, owner, class)?;
         control::set_epoch(pmr, layout, id, epoch)?;
         let a = &mut routing.actors[idx];
         a.registered = true;
         a.pinned = pinned;
-        a.side = side_of(owner);
+        a.side = Side::from_abi(owner);
         a.epoch = epoch;
         a.migrating = false;
         a.inflight = 0;
@@ -446,21 +418,5 @@ pub(crate) fn settle_at_mount(dev: &RefluxDev, reg: &Registration) -> Result {
     control::rebuild_owned(pmr, layout, SIDE_HOST, &mut controls, |a, e| {
         pr_warn!("{}: actor {a}: cannot rebuild on the host: {e}\n", &**name);
     });
-    Ok(())
-}
-
-fn write_registration(dev: &RefluxDev, id: u8, owner: u32, class: u32) -> Result {
-    use core::mem::offset_of;
-    let at = dev
-        .layout
-        .actor_shared(id)
-        .and_then(|o| usize::try_from(o).ok())
-        .ok_or(EINVAL)?;
-    dev.pmr
-        .atomic_u32(at + offset_of!(abi::ActorShared, owner))?
-        .store(owner, Ordering::Relaxed);
-    dev.pmr
-        .atomic_u32(at + offset_of!(abi::ActorShared, class))?
-        .store(class, Ordering::Release);
     Ok(())
 }

@@ -257,7 +257,7 @@ impl RefluxDev {
                 health: Health {
                     dead: AtomicBool::new(false),
                     beat_seen: AtomicU32::new(0),
-                    beat_changed_ns: AtomicU64::new(crate::migrate::now_ns()),
+                    beat_changed_ns: AtomicU64::new(crate::actor::exec::now_ns()),
                 },
                 inflight_limit: AtomicU32::new(*depth),
                 stats: Stats::default(),
@@ -399,7 +399,7 @@ impl RefluxDev {
             );
             return Err(EIO);
         }
-        let t0 = crate::migrate::now_ns();
+        let t0 = crate::actor::exec::now_ns();
         let run_with = |scratch: &mut Scratch| {
             exec::run_stages(
                 &self.pmr,
@@ -427,7 +427,7 @@ impl RefluxDev {
             None => run_with(&mut self.scratch.lock()),
         };
         self.host_busy_ns.fetch_add(
-            crate::migrate::now_ns().saturating_sub(t0),
+            crate::actor::exec::now_ns().saturating_sub(t0),
             Ordering::Relaxed,
         );
         ran.map_err(fail)?;
@@ -474,7 +474,7 @@ impl RefluxDev {
             return;
         };
         if f.routed {
-            let ns = crate::migrate::now_ns().saturating_sub(f.t0_ns);
+            let ns = crate::actor::exec::now_ns().saturating_sub(f.t0_ns);
             self.routing.lock().release(&f.desc, ns);
         }
         self.active.fetch_sub(1, Ordering::AcqRel);
@@ -500,7 +500,7 @@ impl RefluxDev {
     /// being ready) is declared dead, and every request it holds fails with `EIO`.
     pub(crate) fn timed_out(&self, tag: i32) -> TimeoutAction {
         if !self.health.dead.load(Ordering::Acquire) {
-            let now = crate::migrate::now_ns();
+            let now = crate::actor::exec::now_ns();
             let reg = |o| {
                 self.regs
                     .atomic_u32(o)
@@ -774,7 +774,7 @@ impl Operations for Queue {
                 rq,
                 desc: d,
                 routed: false,
-                t0_ns: crate::migrate::now_ns(),
+                t0_ns: crate::actor::exec::now_ns(),
                 reroutes: 0,
             });
         }

@@ -33,7 +33,7 @@ use kernel::{
 };
 
 use crate::abi;
-use crate::migrate::now_ns;
+use crate::actor::exec::now_ns;
 use crate::proto::sched::{ActorView, Decision, Sample, SchedParams, Scheduler, MAX_LOGGED};
 use crate::queue::RefluxDev;
 

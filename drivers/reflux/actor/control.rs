@@ -278,6 +278,30 @@ pub fn owns(pmr: &impl SharedMem, layout: &PmrLayout, id: u8, side: u32) -> bool
     header(pmr, layout, id).is_ok_and(|sh| sh.owner == side)
 }
 
+/// Registers actor `id` while the device is stopped (the host owns the PMR): its owner and its
+/// `ACTOR_CLASS_*`, class last (release).
+pub fn register(
+    pmr: &impl SharedMem,
+    layout: &PmrLayout,
+    id: u8,
+    owner: u32,
+    class: u32,
+) -> Result<(), ControlError> {
+    let sh_at = shared_at(layout, id)?;
+    store_u32(
+        pmr,
+        sh_at + offset_of!(ActorShared, owner),
+        owner,
+        Ordering::Relaxed,
+    )?;
+    store_u32(
+        pmr,
+        sh_at + offset_of!(ActorShared, class),
+        class,
+        Ordering::Release,
+    )
+}
+
 /// Stores the epoch of actor `id` (release: what was written before is seen with it).
 pub fn set_epoch(
     pmr: &impl SharedMem,

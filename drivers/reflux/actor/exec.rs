@@ -181,8 +181,8 @@ fn at(offset: Option<u64>) -> Result<usize, ExecError> {
         .ok_or(ExecError::Pmr)
 }
 
-/// Monotonic time in nanoseconds.
-fn now_ns() -> u64 {
+/// Monotonic time in nanoseconds (`ktime_get`): the clock of every duration both sides measure.
+pub fn now_ns() -> u64 {
     u64::try_from(Ktime::ktime_get().to_ns()).unwrap_or(0)
 }
 

@@ -205,6 +205,32 @@ pub enum Side {
 }
 
 impl Side {
+    /// Its name in logs and debugfs files.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Host => "host",
+            Self::Device => "device",
+        }
+    }
+
+    /// Its `SIDE_*` value in the PMR ([`abi::ActorShared::owner`]).
+    pub const fn abi(self) -> u32 {
+        match self {
+            Self::Host => abi::SIDE_HOST,
+            Self::Device => abi::SIDE_DEVICE,
+        }
+    }
+
+    /// The side a `SIDE_*` value names (any value other than `SIDE_HOST` is the device, the
+    /// side that formats the PMR).
+    pub const fn from_abi(side: u32) -> Self {
+        if side == abi::SIDE_HOST {
+            Self::Host
+        } else {
+            Self::Device
+        }
+    }
+
     /// The other side.
     pub const fn other(self) -> Self {
         match self {

@@ -22,9 +22,7 @@
 
 use core::sync::atomic::Ordering;
 
-use kernel::{
-    kthread, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem, sync::Arc, time::Ktime,
-};
+use kernel::{kthread, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem, sync::Arc};
 
 use crate::abi::{self, SubmissionDescriptor, BLOCK_SIZE, NEXT_STAGE_DONE};
 use crate::actor::exec::{self, ExecError, Plan, Scratch, StageObserver};
@@ -37,10 +35,7 @@ use crate::store;
 /// Idle polls (of 10–50 µs) before a core naps a millisecond at a time: about 50 ms.
 const IDLE_POLLS_BEFORE_NAP: u32 = 2_000;
 
-/// Monotonic time in nanoseconds.
-pub(crate) fn now_ns() -> u64 {
-    u64::try_from(Ktime::ktime_get().to_ns()).unwrap_or(0)
-}
+pub(crate) use crate::actor::exec::now_ns;
 
 /// Paces a core and accounts its busy time, step by step.
 struct Busy<'a> {
