@@ -322,3 +322,18 @@ fn a_device_bounces_a_host_step_back() {
     assert!(run.is_empty() && !run.commit && !run.load);
     assert_eq!(run.next, Hop::Host(0));
 }
+
+#[test]
+fn side_names_and_abi_values() {
+    use reflux_proto::abi::{SIDE_DEVICE, SIDE_HOST};
+    for s in [Side::Host, Side::Device] {
+        assert_eq!(Side::from_abi(s.abi()), s);
+    }
+    assert_eq!(
+        (Side::Host.abi(), Side::Device.abi()),
+        (SIDE_HOST, SIDE_DEVICE)
+    );
+    assert_eq!((Side::Host.name(), Side::Device.name()), ("host", "device"));
+    // Anything but the host is the device, the side that formats the PMR.
+    assert_eq!(Side::from_abi(7), Side::Device);
+}
