@@ -475,7 +475,7 @@ impl RefluxDev {
         };
         if f.routed {
             let ns = crate::actor::exec::now_ns().saturating_sub(f.t0_ns);
-            self.routing.lock().release(&f.desc, ns);
+            self.routing.lock().release(&f.desc, Some(ns));
         }
         self.active.fetch_sub(1, Ordering::AcqRel);
         if status.is_ok() && abi::opcode_direction(f.desc.opcode) == abi::DIR_READ {
@@ -667,15 +667,16 @@ impl RefluxDev {
 
     /// Routes the request `tag` (again) from `step`, or parks it.
     pub(crate) fn resume(&self, tag: u16, step: u8) {
-        let mut d = match self.inflight.lock().get(usize::from(tag)) {
-            Some(Some(f)) => f.desc,
+        // A request the device refused was routed before: it keeps its dispatch side.
+        let (mut d, first) = match self.inflight.lock().get(usize::from(tag)) {
+            Some(Some(f)) => (f.desc, f.reroutes == 0),
             _ => return,
         };
         if self.stopping.load(Ordering::Acquire) {
             return self.finish(tag, Err(EIO));
         }
         d.stage_start = step;
-        let routed = self.routing.lock().route(&mut d, step);
+        let routed = self.routing.lock().route(&mut d, step, first);
         match routed {
             Err(e) => self.finish(tag, Err(e)),
             Ok(Routed::Parked) => {
@@ -709,7 +710,7 @@ impl RefluxDev {
             )
         };
         if let Some(d) = desc {
-            self.routing.lock().release(&d, 0);
+            self.routing.lock().release(&d, None);
         }
         if give_up {
             pr_warn_ratelimited!(

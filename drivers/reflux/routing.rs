@@ -90,8 +90,15 @@ impl Routing {
     }
 
     /// Routes `d` (pipeline, direction, flags and actors already set) to resume at `step`: sets
-    /// its placement and epochs from the table and counts it in its actors, or parks it.
-    pub(crate) fn route(&mut self, d: &mut SubmissionDescriptor, step: u8) -> Result<Routed> {
+    /// its placement and epochs from the table and counts it in its actors, or parks it. `first`:
+    /// the request was never routed (request-level dispatch chooses its side now; otherwise it
+    /// keeps the side in `d.placement`).
+    pub(crate) fn route(
+        &mut self,
+        d: &mut SubmissionDescriptor,
+        step: u8,
+        first: bool,
+    ) -> Result<Routed> {
         let probe = Route::new(d.opcode, d.flags, 0).map_err(|_| EINVAL)?;
         let n = probe.steps();
         let mut placement = 0u8;
@@ -116,7 +123,7 @@ impl Routing {
         }
         if let Some(disp) = self.dispatch.as_mut().filter(|_| n > 0) {
             // The whole request on one side, chosen once, when it arrives.
-            if step == 0 {
+            if first {
                 placement = match disp.choose() {
                     Side::Device => ((1u32 << n) - 1) as u8,
                     Side::Host => 0,
@@ -154,12 +161,16 @@ impl Routing {
         }
     }
 
-    /// Uncounts a finished (or refused) request routed as `d`, which took `ns` since it arrived.
-    pub(crate) fn release(&mut self, d: &SubmissionDescriptor, ns: u64) {
+    /// Uncounts a request routed as `d`: finished `ns` after it arrived, or (`None`) refused and
+    /// about to be routed again (request-level dispatch keeps counting it on its side).
+    pub(crate) fn release(&mut self, d: &SubmissionDescriptor, finished_ns: Option<u64>) {
         let Ok(route) = Route::new(d.opcode, d.flags, d.placement) else {
             return;
         };
-        if let Some(disp) = self.dispatch.as_mut().filter(|_| route.steps() > 0) {
+        if let (Some(disp), Some(ns)) = (
+            self.dispatch.as_mut().filter(|_| route.steps() > 0),
+            finished_ns,
+        ) {
             let side = if d.placement != 0 {
                 Side::Device
             } else {
