@@ -8,6 +8,8 @@
 //! SSD (`tools/testing/reflux/`) and into the host crate `tools/reflux-proto`, whose tests run in
 //! seconds:
 //!
+//! - [`attach`]: pipelines attached to byte ranges of a device by the administrator, and the
+//!   parsing of what the administrator writes;
 //! - [`ring`]: free-running ring counters, the SQ and CQ index arithmetic (the same file as
 //!   `cxl_ccm`'s, included rather than copied);
 //! - [`pipeline`]: the predefined pipelines, the stage order of each direction and the placement
@@ -51,6 +53,7 @@
 //! - Arithmetic on inputs saturates or is checked; no input overflows.
 //! - The caller owns the clock, the locks and the memory.
 
+pub mod attach;
 pub mod block_meta;
 pub mod checkpoint;
 pub mod dispatch;

@@ -126,6 +126,21 @@ impl Pipeline {
         }
     }
 
+    /// The pipeline's name, as the administrator writes it (configfs).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Passthrough => "passthrough",
+            Self::Checksum => "checksum",
+            Self::Compress => "compress",
+            Self::Encrypt => "encrypt",
+        }
+    }
+
+    /// The pipeline named `name`.
+    pub fn from_name(name: &[u8]) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name().as_bytes() == name)
+    }
+
     /// The pipeline's id.
     pub const fn id(self) -> u8 {
         match self {
