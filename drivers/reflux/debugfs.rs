@@ -49,6 +49,7 @@ impl Show for DevStats {
             ),
             ("written_bytes", get(&s.written_bytes)),
             ("stored_bytes", get(&s.stored_bytes)),
+            ("attachments", self.dev.attach.table().len() as u64),
         ] {
             writeln!(out, "{k} {v}")?;
         }

@@ -30,12 +30,14 @@ use crate::{
         default_actor,
         exec::{self, Plan, Scratch, StageObserver},
     },
+    attach::DevAttachments,
     hw::{self, Identity},
     migrate::MigrationLog,
     proto::sched::SchedParams,
     proto::{
         self,
-        pipeline::{Hop, Side},
+        attach::Lookup,
+        pipeline::{Hop, Pipeline, Route, Side},
         request,
     },
     routing::{Routed, Routing},
@@ -123,7 +125,10 @@ pub(crate) struct RefluxDev {
     pub(crate) layout: PmrLayout,
     pub(crate) capacity_blocks: u64,
     pub(crate) depth: u32,
+    /// The default pipeline: of every request outside the administrator's attachments.
     pub(crate) cfg: PipeConfig,
+    /// The administrator's attachments of pipelines to byte ranges (configfs).
+    pub(crate) attach: Arc<DevAttachments>,
     /// Whether the device takes migrations (`CAP_MIGRATE`).
     pub(crate) can_migrate: bool,
     /// The tag of migration commands: one past the blk-mq tags.
@@ -193,6 +198,7 @@ impl RefluxDev {
         cfg: PipeConfig,
         tuning: Tuning,
     ) -> Result<Arc<Self>> {
+        let attach = DevAttachments::new(&name, id.capacity_blocks, id.caps)?;
         let Tuning {
             depth: want_depth,
             sched,
@@ -234,6 +240,7 @@ impl RefluxDev {
                 capacity_blocks: id.capacity_blocks,
                 depth,
                 cfg,
+                attach,
                 can_migrate: id.caps & abi::CAP_MIGRATE != 0,
                 // `depth < u16::MAX` (`fit` above).
                 ctrl_tag: *depth as u16,
@@ -274,24 +281,20 @@ impl RefluxDev {
             .ok_or(EINVAL)
     }
 
-    /// The descriptor of a new request, checked against the device's capacity.
+    /// The descriptor of a new request, checked against the device's capacity, with the
+    /// pipeline of the range it falls in.
     fn descriptor(&self, rq: &Request<Queue>, dir: u8) -> Result<SubmissionDescriptor> {
         let tag = u16::try_from(rq.tag())
             .ok()
             .filter(|t| u32::from(*t) < self.depth)
             .ok_or(EINVAL)?;
-        let route = self.cfg.route(dir).map_err(|_| EINVAL)?;
         let mut d = SubmissionDescriptor {
             tag,
-            opcode: abi::opcode(route.pipeline().id(), dir),
+            opcode: abi::opcode(abi::PIPELINE_PASSTHROUGH, dir),
             stage_start: 0,
             placement: 0,
             nr_blocks: 0,
-            flags: if dir == abi::DIR_FLUSH {
-                0
-            } else {
-                self.cfg.flags
-            },
+            flags: 0,
             actors: [0; abi::MAX_STAGES as usize],
             state: tag,
             buf_index: 0,
@@ -321,6 +324,21 @@ impl RefluxDev {
             );
             return Err(EIO);
         }
+        let (pipeline, flags) = match self.attach.lookup(lba, u64::from(n)) {
+            Lookup::Default => (self.cfg.pipeline, self.cfg.flags),
+            Lookup::Attached(a) => (a.pipeline, a.flags),
+            Lookup::Straddles => {
+                // The disk's chunk size keeps requests inside one 128 KiB-aligned range.
+                pr_warn_ratelimited!(
+                    "{}: request of {n} blocks at {lba} straddles an attachment\n",
+                    &*self.name
+                );
+                return Err(EIO);
+            }
+        };
+        let route = Route::new(abi::opcode(pipeline, dir), flags, 0).map_err(|_| EINVAL)?;
+        d.opcode = abi::opcode(pipeline, dir);
+        d.flags = flags;
         d.nr_blocks = n as u8;
         d.lba = lba;
         d.buf_index = u32::from(tag) * abi::MAX_REQ_BLOCKS;
@@ -632,11 +650,23 @@ impl RefluxDev {
         self.advance(e.tag, hop);
     }
 
-    /// The actors of the configured pipeline.
+    /// The actors of the default pipeline and of every attached one.
     pub(crate) fn pipeline_actors(&self) -> impl Iterator<Item = u8> {
-        let stages = self.cfg.route(abi::DIR_WRITE).map(|r| r.stages()).ok();
-        (0..abi::MAX_STAGES as u8)
-            .filter_map(move |i| stages.and_then(|s| s.get(i)).map(default_actor))
+        let mut ids = 0u32;
+        let mut add = |pipeline: u8, flags: u16| {
+            if let Ok(stages) = Pipeline::from_id(pipeline).and_then(|p| p.stages(flags)) {
+                for i in 0..stages.len() {
+                    if let Some(st) = stages.get(i) {
+                        ids |= 1 << (default_actor(st) & 31);
+                    }
+                }
+            }
+        };
+        add(self.cfg.pipeline, self.cfg.flags);
+        for a in self.attach.table().iter() {
+            add(a.pipeline, a.flags);
+        }
+        (0..32u8).filter(move |i| ids & (1 << i) != 0)
     }
 
     /// The device engine time actor `id` used, from its shared state (0 if unreadable).

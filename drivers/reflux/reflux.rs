@@ -9,9 +9,9 @@
 //! `/dev/refluxN`, a blk-mq disk of 4 KiB logical blocks. Applications use it unchanged: POSIX
 //! and io_uring, buffered and O_DIRECT, a file system on top.
 //!
-//! A request goes through the administrator's pipeline for the device (module parameters for
-//! now; per-range configfs attachment is not done): each stage placed on the host or on the
-//! device (`proto::pipeline::Route`). The driver copies a write's data into the request's PMR
+//! A request goes through the pipeline the administrator attached to its byte range in configfs
+//! (`attach.rs`), or else the device's default pipeline (module parameters): each stage placed
+//! on the host or on the device (`proto::pipeline::Route`). The driver copies a write's data into the request's PMR
 //! buffers, writes a 32-byte descriptor into the submission ring, publishes the ring's tail and
 //! rings the doorbell; the device runs its stages and answers in the completion ring. The
 //! completion is found by the device's interrupt (a threaded handler), or, for polled I/O
@@ -40,6 +40,7 @@ pub mod actor;
 /// The protocol's pure logic, shared with the software device and tested on the host.
 pub mod proto;
 
+mod attach;
 mod debugfs;
 mod hw;
 mod migrate;
@@ -431,6 +432,8 @@ impl PlatformDriver for RefluxDriver {
             .physical_block_size(abi::BLOCK_SIZE)?
             .capacity_sectors(dev.capacity_blocks << (abi::BLOCK_SHIFT - 9))
             .max_hw_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
+            // No request crosses a 128 KiB boundary, so none straddles two attachments.
+            .chunk_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
             .build(kernel::fmt!("{}", &*dev.name), tagset, dev.clone())?;
         bound.disk = Some(disk);
         let mut dir = kernel::debugfs::Dir::new(&dev.name);
@@ -476,6 +479,9 @@ impl PlatformDriver for RefluxDriver {
                 pr_warn!("{}: the device cannot migrate: no scheduler\n", &*dev.name);
             }
         }
+        if let Some(reg) = attach::registry() {
+            reg.add(dev.attach.clone())?;
+        }
         pr_info!(
             "/dev/{}: ABI {}.{}, {} MiB, {} device cores, pipeline {} flags {:#x} placement {:#x}, depth {}, {}\n",
             &*dev.name,
@@ -500,7 +506,11 @@ impl PlatformDriver for RefluxDriver {
 
 impl Drop for Bound {
     fn drop(&mut self) {
-        // The scheduler first: it starts migrations.
+        // No attachment names the device from now on.
+        if let Some(reg) = attach::registry() {
+            reg.remove(&self.dev.attach);
+        }
+        // The scheduler: it starts migrations.
         drop(self.sched.take());
         // A migration paused by the fault-injection knob gives up, and the requests parked for
         // it fail (never acknowledged, so nothing acknowledged is lost): `del_gendisk` below
@@ -525,7 +535,16 @@ impl Drop for Bound {
 }
 
 struct RefluxModule {
+    // Dropped first: every device is unbound before the registry goes.
     _driver: Pin<KBox<DriverRegistration<RefluxDriver>>>,
+    _configfs: Pin<KBox<kernel::configfs::Subsystem<attach::AttachItem>>>,
+}
+
+impl Drop for RefluxModule {
+    fn drop(&mut self) {
+        // Before the fields: removes that run now find no registry (it is about to go).
+        attach::unpublish();
+    }
 }
 
 /// Checks the parameters that do not depend on a device, so that a bad one fails the load.
@@ -565,7 +584,25 @@ fn check_params() -> Result {
 impl kernel::Module for RefluxModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
         check_params()?;
-        let driver = KBox::pin_init(DriverRegistration::register(module), GFP_KERNEL)?;
-        Ok(Self { _driver: driver })
+        let configfs = kernel::configfs::Subsystem::new(
+            kernel::c_str!("reflux"),
+            module,
+            kernel::static_lock_class!(),
+            attach::Registry::new(),
+        )?;
+        // SAFETY: the registry lives in `configfs`, which is dropped after the driver
+        // registration (field order) and after `unpublish` (`Drop` runs before the fields).
+        unsafe { attach::publish(configfs.parent()) };
+        let driver = match KBox::pin_init(DriverRegistration::register(module), GFP_KERNEL) {
+            Ok(d) => d,
+            Err(e) => {
+                attach::unpublish();
+                return Err(e);
+            }
+        };
+        Ok(Self {
+            _driver: driver,
+            _configfs: configfs,
+        })
     }
 }

@@ -25,6 +25,7 @@ pub struct GenDiskBuilder {
     physical_block_size: u32,
     capacity_sectors: u64,
     max_hw_sectors: u32,
+    chunk_sectors: u32,
     write_cache: bool,
     fua: bool,
 }
@@ -37,6 +38,7 @@ impl Default for GenDiskBuilder {
             physical_block_size: bindings::PAGE_SIZE as u32,
             capacity_sectors: 0,
             max_hw_sectors: 0,
+            chunk_sectors: 0,
             write_cache: false,
             fua: false,
         }
@@ -106,6 +108,13 @@ impl GenDiskBuilder {
         self
     }
 
+    /// Set a boundary, in sectors (a power of two; 0: none), that no request
+    /// crosses: the block layer splits and refuses to merge I/O there.
+    pub fn chunk_sectors(mut self, sectors: u32) -> Self {
+        self.chunk_sectors = sectors;
+        self
+    }
+
     /// Declare a volatile write cache (the block layer then sends flushes,
     /// `REQ_PREFLUSH`) and whether the device honours `REQ_FUA` itself.
     pub fn write_cache(mut self, write_cache: bool, fua: bool) -> Self {
@@ -129,6 +138,7 @@ impl GenDiskBuilder {
         lim.logical_block_size = self.logical_block_size;
         lim.physical_block_size = self.physical_block_size;
         lim.max_hw_sectors = self.max_hw_sectors;
+        lim.chunk_sectors = self.chunk_sectors;
         if self.rotational {
             lim.features |= bindings::BLK_FEAT_ROTATIONAL;
         }
