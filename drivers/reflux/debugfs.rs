@@ -50,6 +50,12 @@ impl Show for DevStats {
             ("written_bytes", get(&s.written_bytes)),
             ("stored_bytes", get(&s.stored_bytes)),
             ("attachments", self.dev.attach.table().len() as u64),
+            (
+                "pagecache_node",
+                self.dev.pagecache.node.map_or(u64::MAX, |n| n as u64),
+            ),
+            ("pagecache_tagged", get(&self.dev.pagecache.tagged)),
+            ("pagecache_stale", get(&self.dev.pagecache.stale)),
         ] {
             writeln!(out, "{k} {v}")?;
         }
@@ -152,8 +158,12 @@ impl Show for Peek {
         let meta = BlockMeta::from_bytes(&raw);
         writeln!(
             out,
-            "lba {lba} stored_len {} flags {:#x} crc {:#010x} generation {}",
-            meta.stored_len, meta.flags, meta.crc, meta.generation
+            "lba {lba} stored_len {} flags {:#x} crc {:#010x} generation {} page_tag {:#010x}",
+            meta.stored_len,
+            meta.flags,
+            meta.crc,
+            meta.generation,
+            self.dev.recorded_page_tag(lba)
         )?;
         let mut chunk = [0u8; 64];
         let len = usize::from(meta.stored_len).min(abi::BLOCK_SIZE as usize);
@@ -284,7 +294,8 @@ impl Show for Migrations {
         let n = count.min(log.records.len() as u64);
         writeln!(out, "# {count} migrations; the last {n} (ns):")?;
         for i in count - n..count {
-            let Some(r) = log.records.get((i % log.records.len() as u64) as usize) else {
+            let slot = i.checked_rem(log.records.len() as u64).unwrap_or(0);
+            let Some(r) = log.records.get(slot as usize) else {
                 continue;
             };
             let (from, to) = if r.to_device {
@@ -336,7 +347,8 @@ impl Show for Sched {
         )?;
         let n = count.min(log.entries.len() as u64);
         for i in count - n..count {
-            if let Some((t, Some(d))) = log.entries.get((i % log.entries.len() as u64) as usize) {
+            let slot = i.checked_rem(log.entries.len() as u64).unwrap_or(0);
+            if let Some((t, Some(d))) = log.entries.get(slot as usize) {
                 writeln!(out, "t_ms {} {d}", t / 1_000_000)?;
             }
         }

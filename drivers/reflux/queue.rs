@@ -33,6 +33,7 @@ use crate::{
     attach::DevAttachments,
     hw::{self, Identity},
     migrate::MigrationLog,
+    pagecache::PageTags,
     proto::sched::SchedParams,
     proto::{
         self,
@@ -112,6 +113,8 @@ pub(crate) struct Health {
 pub(crate) struct Tuning {
     /// Requests in flight wanted (`queue_depth`).
     pub(crate) depth: u32,
+    /// The node of the disk's page cache (`None`: the usual policy).
+    pub(crate) pagecache_node: Option<i32>,
     /// The scheduler's parameters.
     pub(crate) sched: SchedParams,
 }
@@ -129,6 +132,8 @@ pub(crate) struct RefluxDev {
     pub(crate) cfg: PipeConfig,
     /// The administrator's attachments of pipelines to byte ranges (configfs).
     pub(crate) attach: Arc<DevAttachments>,
+    /// The disk's page-cache node and page tags.
+    pub(crate) pagecache: PageTags,
     /// Whether the device takes migrations (`CAP_MIGRATE`).
     pub(crate) can_migrate: bool,
     /// The tag of migration commands: one past the blk-mq tags.
@@ -201,8 +206,10 @@ impl RefluxDev {
         let attach = DevAttachments::new(&name, id.capacity_blocks, id.caps)?;
         let Tuning {
             depth: want_depth,
+            pagecache_node,
             sched,
         } = tuning;
+        let pagecache = PageTags::new(id.capacity_blocks, pagecache_node)?;
         let p = layout.params();
         // Every tag needs its own state blob, ring entry and MAX_REQ_BLOCKS buffers.
         // (One ring entry stays for the migration command.)
@@ -241,6 +248,7 @@ impl RefluxDev {
                 depth,
                 cfg,
                 attach,
+                pagecache,
                 can_migrate: id.caps & abi::CAP_MIGRATE != 0,
                 // `depth < u16::MAX` (`fit` above).
                 ctrl_tag: *depth as u16,

@@ -44,6 +44,7 @@ mod attach;
 mod debugfs;
 mod hw;
 mod migrate;
+mod pagecache;
 mod queue;
 mod routing;
 mod scheduler;
@@ -97,6 +98,16 @@ module_param!(
     perm: 0o444,
     desc: "hardware queues for polled I/O (io_uring IOPOLL), 0..=1"
 );
+module_param!(
+    static PAGECACHE_NODE: i32 = PAGECACHE_NODE_PMR,
+    name: "pagecache_node",
+    perm: 0o444,
+    desc: "NUMA node of the disks' page cache: -2 (default) the PMR's node, -1 no preference, N node N"
+);
+
+/// `pagecache_node=` value for the node of the device's PMR.
+const PAGECACHE_NODE_PMR: i32 = -2;
+
 module_param!(
     static QUEUE_DEPTH: u32 = 64,
     name: "queue_depth",
@@ -391,6 +402,13 @@ impl PlatformDriver for RefluxDriver {
             cfg,
             queue::Tuning {
                 depth: QUEUE_DEPTH.get(),
+                pagecache_node: match PAGECACHE_NODE.get() {
+                    PAGECACHE_NODE_PMR => {
+                        kernel::pagecache_hook::phys_to_target_node(pmr_res.start)
+                    }
+                    n if n < 0 => None,
+                    n => Some(n),
+                },
                 sched: sched_params()?,
             },
         )?;
@@ -482,6 +500,14 @@ impl PlatformDriver for RefluxDriver {
         if let Some(reg) = attach::registry() {
             reg.add(dev.attach.clone())?;
         }
+        if let Some(disk) = bound.disk.as_ref() {
+            if pagecache::publish(&dev, disk.mapping_addr()).is_err() {
+                pr_warn!(
+                    "{}: too many disks: the page cache is not placed nor tagged\n",
+                    &*dev.name
+                );
+            }
+        }
         pr_info!(
             "/dev/{}: ABI {}.{}, {} MiB, {} device cores, pipeline {} flags {:#x} placement {:#x}, depth {}, {}\n",
             &*dev.name,
@@ -510,6 +536,8 @@ impl Drop for Bound {
         if let Some(reg) = attach::registry() {
             reg.remove(&self.dev.attach);
         }
+        // The page-cache hook stops seeing the disk.
+        pagecache::unpublish(&self.dev);
         // The scheduler: it starts migrations.
         drop(self.sched.take());
         // A migration paused by the fault-injection knob gives up, and the requests parked for
@@ -537,6 +565,8 @@ impl Drop for Bound {
 struct RefluxModule {
     // Dropped first: every device is unbound before the registry goes.
     _driver: Pin<KBox<DriverRegistration<RefluxDriver>>>,
+    // After the driver: every disk is unpublished by then.
+    _pagecache: Option<kernel::pagecache_hook::Registration<pagecache::Hook>>,
     _configfs: Pin<KBox<kernel::configfs::Subsystem<attach::AttachItem>>>,
 }
 
@@ -576,6 +606,16 @@ fn check_params() -> Result {
         pr_err!("poll_queues={} is out of range 0..=1\n", POLL_QUEUES.get());
         return Err(EINVAL);
     }
+    if !(PAGECACHE_NODE_PMR..(kernel::bindings::MAX_NUMNODES as i32))
+        .contains(&PAGECACHE_NODE.get())
+    {
+        pr_err!(
+            "pagecache_node={} is not -2, -1 or a node below {}\n",
+            PAGECACHE_NODE.get(),
+            kernel::bindings::MAX_NUMNODES
+        );
+        return Err(EINVAL);
+    }
     sched_params()?;
     // Every pipeline capability: only the pipeline rules are checked here.
     PipeConfig::from_params(name, u64::MAX).map(|_| ())
@@ -593,6 +633,15 @@ impl kernel::Module for RefluxModule {
         // SAFETY: the registry lives in `configfs`, which is dropped after the driver
         // registration (field order) and after `unpublish` (`Drop` runs before the fields).
         unsafe { attach::publish(configfs.parent()) };
+        let hook = match kernel::pagecache_hook::Registration::register() {
+            Ok(h) => Some(h),
+            Err(e) => {
+                pr_warn!(
+                    "the page-cache hook is taken ({e:?}): page cache not placed nor tagged\n"
+                );
+                None
+            }
+        };
         let driver = match KBox::pin_init(DriverRegistration::register(module), GFP_KERNEL) {
             Ok(d) => d,
             Err(e) => {
@@ -602,6 +651,7 @@ impl kernel::Module for RefluxModule {
         };
         Ok(Self {
             _driver: driver,
+            _pagecache: hook,
             _configfs: configfs,
         })
     }

@@ -15,7 +15,7 @@
 //! time, so the storage is atomic.
 
 use crate::{bindings, ffi::c_void};
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 
 macro_rules! param_storage {
     ($(#[$meta:meta])* $name:ident, $atomic:ident, $ty:ty) => {
@@ -46,6 +46,12 @@ param_storage!(
     ParamU32,
     AtomicU32,
     u32
+);
+param_storage!(
+    /// An `int` parameter.
+    ParamI32,
+    AtomicI32,
+    i32
 );
 param_storage!(
     /// A `ulong` parameter (64 bits on the architectures we build for).
@@ -119,11 +125,14 @@ pub const fn modinfo_array<const N: usize>(s: &str) -> [u8; N] {
 /// ```
 ///
 /// `perm` is the sysfs mode of `/sys/module/<m>/parameters/<name>` (0 for none; writable
-/// parameters must be re-read at each use). Types: `u32`, `u64`, `bool`.
+/// parameters must be re-read at each use). Types: `u32`, `i32`, `u64`, `bool`.
 #[macro_export]
 macro_rules! module_param {
     ($(#[$meta:meta])* static $ident:ident: u32 = $default:expr, name: $name:literal, perm: $perm:expr, desc: $desc:literal $(,)?) => {
         $crate::module_param!(@emit $(#[$meta])* $ident, ParamU32, $default, $name, $perm, $desc, param_ops_uint, "uint");
+    };
+    ($(#[$meta:meta])* static $ident:ident: i32 = $default:expr, name: $name:literal, perm: $perm:expr, desc: $desc:literal $(,)?) => {
+        $crate::module_param!(@emit $(#[$meta])* $ident, ParamI32, $default, $name, $perm, $desc, param_ops_int, "int");
     };
     ($(#[$meta:meta])* static $ident:ident: u64 = $default:expr, name: $name:literal, perm: $perm:expr, desc: $desc:literal $(,)?) => {
         $crate::module_param!(@emit $(#[$meta])* $ident, ParamU64, $default, $name, $perm, $desc, param_ops_ulong, "ulong");

@@ -66,9 +66,33 @@ if [ ! -d "$SRC" ]; then
 fi
 
 log "preparing source in $SRC"
+# The patches are applied to a staging copy of the files they touch, and the
+# result is synced like the rest: a file the patches create or change keeps
+# its timestamp when its content is what the last build had.
+STAGE="$DIR/stage"
+rm -rf "$STAGE"
+mkdir -p "$STAGE"
+: >"$DIR/patched-files"
+for p in "$REPO"/patches/*.patch; do
+	[ -e "$p" ] || continue
+	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$p" >>"$DIR/patched-files"
+done
+sort -u -o "$DIR/patched-files" "$DIR/patched-files"
+while IFS= read -r f; do
+	[ -e "$PRISTINE/$f" ] || continue
+	mkdir -p "$STAGE/$(dirname "$f")"
+	cp -p "$PRISTINE/$f" "$STAGE/$f"
+done <"$DIR/patched-files"
+for p in "$REPO"/patches/*.patch; do
+	[ -e "$p" ] || continue
+	log "applying $(basename "$p")"
+	patch -s -p1 -d "$STAGE" <"$p" || die "patch $(basename "$p") does not apply to $KERNEL_VERSION"
+done
 # --checksum without --times: unchanged files keep their timestamps, changed
 # ones get a new one, so make rebuilds exactly what changed.
-rsync -rl --checksum --exclude=/.done "$PRISTINE/" "$SRC/"
+sed 's|^|/|' "$DIR/patched-files" >"$DIR/patched-excludes"
+rsync -rl --checksum --exclude=/.done --exclude-from="$DIR/patched-excludes" "$PRISTINE/" "$SRC/"
+rsync -rl --checksum "$STAGE/" "$SRC/"
 
 # The overlay: files under rust/ are copied over the tree. New Rust modules,
 # C helpers and binding headers are registered so that adding an abstraction
@@ -91,11 +115,6 @@ for f in "$REPO"/rust/bindings/*.h; do
 	name=$(basename "$f")
 	[ -e "$PRISTINE/rust/bindings/$name" ] && continue
 	printf '#include "%s"\n' "$name" >>"$SRC/rust/bindings/bindings_helper.h"
-done
-for p in "$REPO"/patches/*.patch; do
-	[ -e "$p" ] || continue
-	log "applying $(basename "$p")"
-	patch -s -p1 -d "$SRC" <"$p" || die "patch $(basename "$p") does not apply to $KERNEL_VERSION"
 done
 
 log "configuring (tinyconfig + tools/vm/config/*.config)"

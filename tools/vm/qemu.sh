@@ -37,13 +37,17 @@ ccm_size=0x20000000
 # memory backed by a shared host file, so that what the guest stored in it is
 # still in the file when QEMU dies (the device's power-loss protection).
 # Reserved whole; it follows nodes 0 and 1 in the guest's physical space.
+# Above it node 2 has 64 MiB the kernel manages (memory without CPUs, as a
+# CXL SSD's memory onlined by dax/kmem): the node the page cache of
+# /dev/reflux0 is allocated from.
 pmr_base=0x80000000
 pmr_size=0x10000000
+node2_size=$((pmr_size + 0x4000000))
 pmr_file=${PMR_FILE:-$logdir/pmr.img}
 if [ "${PMR_KEEP:-0}" != 1 ]; then
 	rm -f "$pmr_file"
 fi
-[ -e "$pmr_file" ] || truncate -s $((pmr_size)) "$pmr_file"
+[ -e "$pmr_file" ] || truncate -s $((node2_size)) "$pmr_file"
 append="console=ttyS0 panic=-1 oops=panic loglevel=7 cxlstack.mode=$mode"
 append+=" memmap=$((ccm_size >> 20))M\$$ccm_base cxlstack.ccm_window=$ccm_size@$ccm_base"
 append+=" memmap=$((pmr_size >> 20))M\$$pmr_base cxlstack.pmr_window=$pmr_size@$pmr_base"
@@ -55,10 +59,10 @@ append+=" memmap=$((pmr_size >> 20))M\$$pmr_base cxlstack.pmr_window=$pmr_size@$
 [ -n "${BENCH_SECONDS:-}" ] && append+=" cxlstack.bench_seconds=$BENCH_SECONDS"
 # make bench-reflux REFLUX_SPEED=P: the device engine's speed in permille of the host's.
 [ -n "${BENCH_SPEED:-}" ] && append+=" cxlstack.bench_speed=$BENCH_SPEED"
-args=(-accel "$accel" -cpu "$cpu" -smp 2 -m $((2048 + (pmr_size >> 20)))M
+args=(-accel "$accel" -cpu "$cpu" -smp 2 -m $((2048 + (node2_size >> 20)))M
       -object memory-backend-ram,id=m0,size=1G
       -object memory-backend-ram,id=m1,size=1G
-      -object memory-backend-file,id=m2,size=$((pmr_size >> 20))M,mem-path=$pmr_file,share=on
+      -object memory-backend-file,id=m2,size=$((node2_size >> 20))M,mem-path=$pmr_file,share=on
       -numa node,nodeid=0,cpus=0-1,memdev=m0
       -numa node,nodeid=1,memdev=m1
       -numa node,nodeid=2,memdev=m2

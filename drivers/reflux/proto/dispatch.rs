@@ -58,7 +58,8 @@ impl Dispatch {
             return None;
         }
         let i = ix(side);
-        Some(self.total_ns[i] / self.samples[i] as u64)
+        // No division by zero even if a profile of no request were allowed.
+        self.total_ns[i].checked_div(self.samples[i] as u64)
     }
 
     /// Chooses the side of a new request and counts it there.

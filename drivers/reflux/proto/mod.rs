@@ -28,6 +28,8 @@
 //! - [`poll_switch`]: the completion wait's switch between sleeping and polling, driven by the
 //!   inter-completion gap (§4.3, "transitions from MWAIT to polling as inter-completion gaps
 //!   shrink");
+//! - [`page_tag`]: the tag a page-cache page carries (actors, placement, epoch sum) and when it
+//!   is stale;
 //! - [`pacing`]: the engine speed factor, the delay the software device adds so that its engine
 //!   runs at the modelled speed;
 //! - [`sched`]: the thermal-aware per-stage scheduler's decisions: the placement score, upload,
@@ -58,6 +60,7 @@ pub mod block_meta;
 pub mod checkpoint;
 pub mod dispatch;
 pub mod pacing;
+pub mod page_tag;
 pub mod pipeline;
 pub mod poll_switch;
 pub mod request;

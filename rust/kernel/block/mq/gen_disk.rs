@@ -249,8 +249,18 @@ pub struct GenDisk<T: Operations> {
 // `TagSet` It is safe to send this to other threads as long as T is Send.
 unsafe impl<T: Operations + Send> Send for GenDisk<T> {}
 
-// SAFETY: `GenDisk` has no method taking `&self`: a shared reference gives access to nothing.
+// SAFETY: the only method taking `&self` reads pointers that do not change while the disk exists.
 unsafe impl<T: Operations + Send> Sync for GenDisk<T> {}
+
+impl<T: Operations> GenDisk<T> {
+    /// The address of the disk's page cache (the whole-disk block device's mapping): an identity
+    /// to compare the mappings the page cache names with, never dereferenced by Rust.
+    pub fn mapping_addr(&self) -> usize {
+        // SAFETY: by the type invariants `gendisk` is valid and added, so its `part0` block
+        // device exists (it is freed with the disk) and its `bd_mapping` is set.
+        unsafe { (*(*self.gendisk).part0).bd_mapping as usize }
+    }
+}
 
 impl<T: Operations> Drop for GenDisk<T> {
     fn drop(&mut self) {
