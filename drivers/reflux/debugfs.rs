@@ -55,9 +55,23 @@ impl Show for DevStats {
                 self.dev.pagecache.node.map_or(u64::MAX, |n| n as u64),
             ),
             ("pagecache_tagged", get(&self.dev.pagecache.tagged)),
+            ("irq_polled", get(&s.irq_polled)),
             ("pagecache_stale", get(&self.dev.pagecache.stale)),
         ] {
             writeln!(out, "{k} {v}")?;
+        }
+        if let Some(s) = self.dev.irq_wait.lock().switch.as_ref() {
+            writeln!(
+                out,
+                "irq_wait {}\nirq_wait_switches {}\nirq_gap_ewma_ns {}",
+                if matches!(s.mode(), crate::proto::poll_switch::WaitMode::Poll) {
+                    "poll"
+                } else {
+                    "sleep"
+                },
+                s.switches(),
+                s.ewma_ns()
+            )?;
         }
         let r32 = |o: usize| {
             self.dev

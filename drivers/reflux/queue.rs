@@ -39,6 +39,7 @@ use crate::{
         self,
         attach::Lookup,
         pipeline::{Hop, Pipeline, Route, Side},
+        poll_switch::{PollSwitch, PollSwitchParams, WaitMode},
         request,
     },
     routing::{Routed, Routing},
@@ -97,6 +98,15 @@ pub(crate) struct Stats {
     pub(crate) written_bytes: AtomicU64,
     /// Bytes the device stored for them (smaller when compression helped).
     pub(crate) stored_bytes: AtomicU64,
+    /// Completions the interrupt thread found by polling on, with the interrupt off.
+    pub(crate) irq_polled: AtomicU64,
+}
+
+/// The interrupt path's sleep/poll switch (`proto::poll_switch`) and the time of the last
+/// completion it was told of.
+pub(crate) struct IrqWait {
+    pub(crate) switch: Option<PollSwitch>,
+    last_ns: u64,
 }
 
 /// What the request timeout knows of the device.
@@ -115,6 +125,8 @@ pub(crate) struct Tuning {
     pub(crate) depth: u32,
     /// The node of the disk's page cache (`None`: the usual policy).
     pub(crate) pagecache_node: Option<i32>,
+    /// The interrupt path's sleep/poll switch (`None`: always sleep until the interrupt).
+    pub(crate) irq_poll: Option<PollSwitchParams>,
     /// The scheduler's parameters.
     pub(crate) sched: SchedParams,
 }
@@ -134,6 +146,9 @@ pub(crate) struct RefluxDev {
     pub(crate) attach: Arc<DevAttachments>,
     /// The disk's page-cache node and page tags.
     pub(crate) pagecache: PageTags,
+    /// Whether the interrupt thread polls on (completions close together) or sleeps.
+    #[pin]
+    pub(crate) irq_wait: SpinLock<IrqWait>,
     /// Whether the device takes migrations (`CAP_MIGRATE`).
     pub(crate) can_migrate: bool,
     /// The tag of migration commands: one past the blk-mq tags.
@@ -207,8 +222,17 @@ impl RefluxDev {
         let Tuning {
             depth: want_depth,
             pagecache_node,
+            irq_poll,
             sched,
         } = tuning;
+        let switch = match irq_poll.map(PollSwitch::new) {
+            None => None,
+            Some(Ok(s)) => Some(s),
+            Some(Err(e)) => {
+                pr_err!("{}: interrupt polling: {e}\n", &*name);
+                return Err(EINVAL);
+            }
+        };
         let pagecache = PageTags::new(id.capacity_blocks, pagecache_node)?;
         let p = layout.params();
         // Every tag needs its own state blob, ring entry and MAX_REQ_BLOCKS buffers.
@@ -249,6 +273,10 @@ impl RefluxDev {
                 cfg,
                 attach,
                 pagecache,
+                irq_wait <- new_spinlock!(IrqWait {
+                    switch,
+                    last_ns: crate::actor::exec::now_ns(),
+                }),
                 can_migrate: id.caps & abi::CAP_MIGRATE != 0,
                 // `depth < u16::MAX` (`fit` above).
                 ctrl_tag: *depth as u16,
@@ -608,11 +636,37 @@ impl RefluxDev {
             for e in &batch[..n] {
                 self.complete(e);
             }
+            self.note_completions(n as u64);
             total += n as u32;
             if n < BATCH {
                 return total;
             }
         }
+    }
+
+    /// Feeds the sleep/poll switch `n` completions found now: their gaps are taken as the time
+    /// since the last completion, spread evenly (a batch means they came close together).
+    fn note_completions(&self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let now = crate::actor::exec::now_ns();
+        let mut w = self.irq_wait.lock();
+        let gap = now.saturating_sub(w.last_ns) / n;
+        w.last_ns = now;
+        if let Some(s) = w.switch.as_mut() {
+            for _ in 0..n {
+                s.record_gap(gap);
+            }
+        }
+    }
+
+    /// The switch's mode and its sleep threshold, if it is on.
+    pub(crate) fn irq_wait_mode(&self) -> Option<(WaitMode, u64)> {
+        let w = self.irq_wait.lock();
+        w.switch
+            .as_ref()
+            .map(|s| (s.mode(), s.params().sleep_above_ns))
     }
 
     fn complete(&self, e: &CompletionEntry) {
@@ -656,6 +710,17 @@ impl RefluxDev {
             Hop::Host(e.next_stage)
         };
         self.advance(e.tag, hop);
+    }
+
+    /// Acknowledges the interrupts raised so far: completions published after this raise a new
+    /// one, so none is left behind by a reap that follows.
+    pub(crate) fn ack_irq(&self) {
+        if let (Ok(seq), Ok(ack)) = (
+            self.regs.atomic_u32(abi::REG_IRQ_SEQ),
+            self.regs.atomic_u32(abi::REG_IRQ_ACK),
+        ) {
+            ack.store(seq.load(Ordering::Acquire), Ordering::Release);
+        }
     }
 
     /// The actors of the default pipeline and of every attached one.
@@ -841,14 +906,44 @@ pub(crate) struct DevIrq {
 
 impl Handler for DevIrq {
     fn handle(&self) {
-        if let (Ok(seq), Ok(ack)) = (
-            self.dev.regs.atomic_u32(abi::REG_IRQ_SEQ),
-            self.dev.regs.atomic_u32(abi::REG_IRQ_ACK),
-        ) {
-            // Acknowledge before reaping: completions published after this raise a new
-            // interrupt, so none is left behind.
-            ack.store(seq.load(Ordering::Acquire), Ordering::Release);
+        let dev = &self.dev;
+        dev.ack_irq();
+        if dev.reap() == 0 {
+            return;
         }
-        self.dev.reap();
+        // The sleep/poll switch (paper §4.3: "from MWAIT to polling as inter-completion gaps
+        // shrink"). While completions come closer together than the switch's poll threshold,
+        // this thread keeps polling the CQ with the device's interrupt off instead of sleeping
+        // until the next one; it stops once no completion came for the sleep threshold (the
+        // load has gone) or the switch went back to sleeping.
+        let Some((WaitMode::Poll, sleep_above_ns)) = dev.irq_wait_mode() else {
+            return;
+        };
+        if hw::set_irq(&dev.regs, false).is_err() {
+            return;
+        }
+        let mut last = crate::actor::exec::now_ns();
+        loop {
+            let n = dev.reap();
+            let now = crate::actor::exec::now_ns();
+            if n > 0 {
+                dev.stats
+                    .irq_polled
+                    .fetch_add(u64::from(n), Ordering::Relaxed);
+                last = now;
+            } else if now.saturating_sub(last) > sleep_above_ns
+                || !matches!(dev.irq_wait_mode(), Some((WaitMode::Poll, _)))
+                || dev.health.dead.load(Ordering::Acquire)
+            {
+                break;
+            }
+            // The device's cores may share this CPU (the software device).
+            kernel::kthread::cond_resched();
+        }
+        // Interrupts on again, then one more look: a completion published before the enable
+        // raised no interrupt.
+        let _ = hw::set_irq(&dev.regs, true);
+        dev.ack_irq();
+        dev.reap();
     }
 }

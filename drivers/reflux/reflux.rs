@@ -109,6 +109,41 @@ module_param!(
 const PAGECACHE_NODE_PMR: i32 = -2;
 
 module_param!(
+    static IRQ_POLL: bool = true,
+    name: "irq_poll",
+    perm: 0o444,
+    desc: "the interrupt thread polls on while completions come close together (the sleep/poll switch)"
+);
+
+module_param!(
+    static IRQ_POLL_BELOW_US: u32 = 20,
+    name: "irq_poll_below_us",
+    perm: 0o444,
+    desc: "poll once the average gap between completions is below this (µs)"
+);
+
+module_param!(
+    static IRQ_SLEEP_ABOVE_US: u32 = 50,
+    name: "irq_sleep_above_us",
+    perm: 0o444,
+    desc: "sleep until the interrupt once the average gap is above this (µs; above irq_poll_below_us)"
+);
+
+/// The interrupt path's sleep/poll switch, from the parameters (`None` when off).
+fn irq_poll_params() -> Option<proto::poll_switch::PollSwitchParams> {
+    let sleep_above_ns = u64::from(IRQ_SLEEP_ABOVE_US.get()) * 1000;
+    IRQ_POLL
+        .get()
+        .then_some(proto::poll_switch::PollSwitchParams {
+            poll_below_ns: u64::from(IRQ_POLL_BELOW_US.get()) * 1000,
+            sleep_above_ns,
+            // One stall moves the average by at most a quarter of the band above the threshold.
+            max_gap_ns: sleep_above_ns.saturating_mul(4),
+            ..proto::poll_switch::PollSwitchParams::DEFAULT
+        })
+}
+
+module_param!(
     static QUEUE_DEPTH: u32 = 64,
     name: "queue_depth",
     perm: 0o444,
@@ -402,6 +437,7 @@ impl PlatformDriver for RefluxDriver {
             cfg,
             queue::Tuning {
                 depth: QUEUE_DEPTH.get(),
+                irq_poll: irq_poll_params(),
                 pagecache_node: match PAGECACHE_NODE.get() {
                     PAGECACHE_NODE_PMR => {
                         kernel::pagecache_hook::phys_to_target_node(pmr_res.start)
@@ -604,6 +640,14 @@ fn check_params() -> Result {
     }
     if POLL_QUEUES.get() > 1 {
         pr_err!("poll_queues={} is out of range 0..=1\n", POLL_QUEUES.get());
+        return Err(EINVAL);
+    }
+    if let Some(Err(e)) = irq_poll_params().map(|p| p.validate()) {
+        pr_err!(
+            "irq_poll_below_us={} irq_sleep_above_us={}: {e}\n",
+            IRQ_POLL_BELOW_US.get(),
+            IRQ_SLEEP_ABOVE_US.get()
+        );
         return Err(EINVAL);
     }
     if !(PAGECACHE_NODE_PMR..(kernel::bindings::MAX_NUMNODES as i32))

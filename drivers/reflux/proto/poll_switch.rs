@@ -169,6 +169,11 @@ impl PollSwitch {
         self.mode = WaitMode::Sleep;
     }
 
+    /// The parameters.
+    pub const fn params(&self) -> PollSwitchParams {
+        self.params
+    }
+
     /// The current mode.
     pub const fn mode(&self) -> WaitMode {
         self.mode

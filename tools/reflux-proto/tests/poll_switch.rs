@@ -169,3 +169,15 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_switch_reports_its_parameters() {
+    let p = PollSwitchParams {
+        poll_below_ns: 5_000_000,
+        sleep_above_ns: 20_000_000,
+        weight_shift: 3,
+        max_gap_ns: 80_000_000,
+    };
+    let s = PollSwitch::new(p).unwrap();
+    assert_eq!(s.params(), p);
+}
