@@ -45,6 +45,9 @@ pub(crate) const LOG_LEN: usize = 256;
 const DRAIN_TIMEOUT_NS: u64 = 5_000_000_000;
 /// The longest the device may take to answer a migration command.
 const DEVICE_TIMEOUT_NS: u64 = 2_000_000_000;
+/// How long the host spins for the device's answer to a migration command before it sleeps
+/// between looks.
+const COMMAND_SPIN_NS: u64 = 500_000;
 
 /// One finished migration.
 #[derive(Clone, Copy, Default)]
@@ -134,14 +137,22 @@ impl RefluxDev {
                 }
                 return Ok(u64::from(e.stored_bytes));
             }
-            if now_ns().saturating_sub(t0) > DEVICE_TIMEOUT_NS {
+            let waited = now_ns().saturating_sub(t0);
+            if waited > DEVICE_TIMEOUT_NS {
                 pr_warn_ratelimited!(
                     "{}: the device did not answer the migration of actor {id}\n",
                     &*self.name
                 );
                 return Err(kernel::errno::etimedout());
             }
-            usleep_range(2, 10);
+            // The answer usually comes within microseconds (the device polls its queue): spin
+            // a little before sleeping between looks, whose wake-up would dwarf it.
+            if waited < COMMAND_SPIN_NS {
+                core::hint::spin_loop();
+                kernel::kthread::cond_resched();
+            } else {
+                usleep_range(2, 10);
+            }
         }
     }
 
@@ -242,8 +253,11 @@ impl RefluxDev {
         // 6. Even epoch; the parked requests go.
         let even = odd.wrapping_add(1);
         control::set_epoch(pmr, layout, id, even)?;
-        self.settle(id, to, even);
+        let parked = self.switch_over(id, to, even);
+        // The migration ends here: the actor is active where the table routes it. Running the
+        // requests that waited (their host stages may run in this thread) is their time.
         let t_end = now_ns();
+        self.resume_parked(parked);
         // The device's own part of a command is its checkpoint or rebuild; the rest of the
         // command's round trip is the hand-over (doorbell, pick-up, completion).
         let ckpt_ns = match from {
@@ -270,21 +284,38 @@ impl RefluxDev {
 
     /// Ends a migration: the routing table says where the actor is, the parked requests go.
     fn settle(&self, id: u8, side: Side, epoch: u64) {
-        let Ok(mut resume) = KVec::with_capacity(self.depth as usize, GFP_KERNEL) else {
-            // Without memory the parked requests cannot be listed: they fail instead of hanging.
-            self.stopping.store(true, Ordering::Release);
-            return;
-        };
-        {
-            let mut routing = self.routing.lock();
-            if let Some(a) = routing.actor_mut(id) {
-                a.side = side;
-                a.epoch = epoch;
-                a.migrating = false;
-                a.last_move_ns = Some(now_ns());
-            }
-            routing.unpark(&mut resume);
+        let parked = self.switch_over(id, side, epoch);
+        self.resume_parked(parked);
+    }
+
+    /// Routes actor `id` to `side` at `epoch` from now on and takes the requests parked for it
+    /// (`None` if they could not be listed: they then fail instead of hanging).
+    fn switch_over(&self, id: u8, side: Side, epoch: u64) -> Option<KVec<(u16, u8)>> {
+        let resume = KVec::with_capacity(self.depth as usize, GFP_KERNEL);
+        let mut routing = self.routing.lock();
+        if let Some(a) = routing.actor_mut(id) {
+            a.side = side;
+            a.epoch = epoch;
+            a.migrating = false;
+            a.last_move_ns = Some(now_ns());
         }
+        match resume {
+            Ok(mut resume) => {
+                routing.unpark(&mut resume);
+                Some(resume)
+            }
+            Err(_) => {
+                self.stopping.store(true, Ordering::Release);
+                None
+            }
+        }
+    }
+
+    /// Routes the requests [`Self::switch_over`] took (or fails every parked one).
+    fn resume_parked(&self, parked: Option<KVec<(u16, u8)>>) {
+        let Some(resume) = parked else {
+            return self.fail_parked();
+        };
         for (tag, step) in resume.iter() {
             self.resume(*tag, *step);
         }

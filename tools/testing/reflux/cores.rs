@@ -35,6 +35,11 @@ use crate::store;
 /// Idle polls (of 10–50 µs) before a core naps a millisecond at a time: about 50 ms.
 const IDLE_POLLS_BEFORE_NAP: u32 = 2_000;
 
+/// A core that ran out of work spins this long before it sleeps between polls: a command that
+/// follows a burst (a migration's checkpoint or rebuild right after its drain) is picked up at
+/// once rather than after a timer wake-up, as a controller's firmware polls its queues.
+const IDLE_SPIN_NS: u64 = 200_000;
+
 pub(crate) use crate::actor::exec::now_ns;
 
 /// Paces a core and accounts its busy time, step by step.
@@ -119,6 +124,7 @@ pub(crate) fn run(dev: Arc<Dev>, index: u32, mut scratch: Scratch) -> i32 {
     };
     let mut idle = 0u32;
     let mut served = 0u64;
+    let mut last_work = now_ns();
     while !kthread::should_stop() {
         // A hung controller (fault injection): nothing is taken.
         if crate::HANG.get() {
@@ -130,6 +136,11 @@ pub(crate) fn run(dev: Arc<Dev>, index: u32, mut scratch: Scratch) -> i32 {
                 idle = 0;
                 served += 1;
                 process(&dev, &desc, &mut scratch, &mut pacer);
+                last_work = now_ns();
+                kthread::cond_resched();
+            }
+            None if now_ns().saturating_sub(last_work) < IDLE_SPIN_NS => {
+                core::hint::spin_loop();
                 kthread::cond_resched();
             }
             None => {
