@@ -153,6 +153,13 @@ impl PageTags {
     }
 }
 
+impl PageTags {
+    /// The tag of block `lba`'s page, if the disk has such a block.
+    fn slot(&self, lba: u64) -> Option<&AtomicU32> {
+        usize::try_from(lba).ok().and_then(|i| self.tags.get(i))
+    }
+}
+
 impl RefluxDev {
     /// The tag block `lba`'s page would get now.
     fn page_tag(&self, lba: u64) -> u32 {
@@ -178,10 +185,7 @@ impl RefluxDev {
 
     fn tag_pages(&self, index: u64, nr: u64) {
         for lba in index..index.saturating_add(nr) {
-            let Some(slot) = usize::try_from(lba)
-                .ok()
-                .and_then(|i| self.pagecache.tags.get(i))
-            else {
+            let Some(slot) = self.pagecache.slot(lba) else {
                 return;
             };
             slot.store(self.page_tag(lba), Ordering::Relaxed);
@@ -192,10 +196,7 @@ impl RefluxDev {
     fn pages_stale(&self, index: u64, nr: u64) -> bool {
         let mut stale = 0;
         for lba in index..index.saturating_add(nr) {
-            let Some(slot) = usize::try_from(lba)
-                .ok()
-                .and_then(|i| self.pagecache.tags.get(i))
-            else {
+            let Some(slot) = self.pagecache.slot(lba) else {
                 break;
             };
             if is_stale(slot.load(Ordering::Relaxed), self.page_tag(lba)) {
@@ -210,9 +211,8 @@ impl RefluxDev {
 
     /// The tag of block `lba`'s page (0: none), for debugfs.
     pub(crate) fn recorded_page_tag(&self, lba: u64) -> u32 {
-        usize::try_from(lba)
-            .ok()
-            .and_then(|i| self.pagecache.tags.get(i))
+        self.pagecache
+            .slot(lba)
             .map_or(0, |t| t.load(Ordering::Relaxed))
     }
 }
