@@ -83,13 +83,10 @@ impl DevAttachments {
         self.inner.lock().table.clone()
     }
 
-    fn attach(&self, a: Attachment) -> Result<(), AttachError> {
+    /// Adds `a`; `None` if the device went away meanwhile (as if it had not been found).
+    fn attach(&self, a: Attachment) -> Option<Result<(), AttachError>> {
         let mut inner = self.inner.lock();
-        if inner.gone {
-            // Raced with the device going away: as if it had not been found.
-            return Err(AttachError::BeyondDevice);
-        }
-        inner.table.insert(a)
+        (!inner.gone).then(|| inner.table.insert(a))
     }
 
     fn detach(&self, id: u32) -> bool {
@@ -255,20 +252,24 @@ impl AttachItem {
         } else {
             0
         };
-        let a = Attachment::new(self.id, s.start, s.length, pipeline, flags, dev.capacity)
-            .and_then(|a| dev.attach(a).map(|()| a))
-            .map_err(|e| {
-                let errno = match e {
-                    AttachError::BeyondDevice => ERANGE,
-                    AttachError::Overlap(_) => EBUSY,
-                    AttachError::Full => ENOSPC,
-                    AttachError::Unaligned | AttachError::Empty | AttachError::Pipeline(_) => {
-                        EINVAL
-                    }
-                };
-                pr_warn_ratelimited!("attachment {}: {e}\n", &*self.name);
-                errno
-            })?;
+        let a = Attachment::new(self.id, s.start, s.length, pipeline, flags, dev.capacity);
+        let added = match a {
+            Ok(a) => dev.attach(a).map(|r| r.map(|()| a)),
+            Err(e) => Some(Err(e)),
+        };
+        let Some(added) = added else {
+            return Err(self.refuse("the device went away", ENODEV));
+        };
+        let a = added.map_err(|e| {
+            let errno = match e {
+                AttachError::BeyondDevice => ERANGE,
+                AttachError::Overlap(_) => EBUSY,
+                AttachError::Full => ENOSPC,
+                AttachError::Unaligned | AttachError::Empty | AttachError::Pipeline(_) => EINVAL,
+            };
+            pr_warn_ratelimited!("attachment {}: {e}\n", &*self.name);
+            errno
+        })?;
         pr_info!(
             "{}: blocks {}..{} use pipeline {} flags {:#x} (attachment {})\n",
             &*dev.name,
