@@ -199,8 +199,14 @@ impl RefluxDev {
             let Some(slot) = self.pagecache.slot(lba) else {
                 break;
             };
-            if is_stale(slot.load(Ordering::Relaxed), self.page_tag(lba)) {
+            let (recorded, now) = (slot.load(Ordering::Relaxed), self.page_tag(lba));
+            if is_stale(recorded, now) {
                 stale += 1;
+                // Reported once: the reader evicts the page and reads it again (which tags it
+                // anew), or, if it cannot evict it (a transient reference such as a per-CPU
+                // LRU batch holds it), reads it as it is, the same bytes: either way the page
+                // is current from here on.
+                let _ = slot.compare_exchange(recorded, now, Ordering::Relaxed, Ordering::Relaxed);
             }
         }
         if stale > 0 {
