@@ -19,10 +19,9 @@ use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use kernel::{pagecache_hook, prelude::*, sync::Arc};
 
 use crate::abi;
-use crate::actor::default_actor;
-use crate::proto::attach::Lookup;
+use crate::actor::pipeline_actors;
 use crate::proto::page_tag::{is_stale, PageTag};
-use crate::proto::pipeline::{Pipeline, Side};
+use crate::proto::pipeline::Side;
 use crate::queue::RefluxDev;
 
 /// The most disks published at once.
@@ -163,19 +162,13 @@ impl PageTags {
 impl RefluxDev {
     /// The tag block `lba`'s page would get now.
     fn page_tag(&self, lba: u64) -> u32 {
-        let (pipeline, flags) = match self.attach.lookup(lba, 1) {
-            Lookup::Attached(a) => (a.pipeline, a.flags),
-            Lookup::Default | Lookup::Straddles => (self.cfg.pipeline, self.cfg.flags),
-        };
+        // One block never straddles an attachment.
+        let (pipeline, flags) = self
+            .pipeline_at(lba, 1)
+            .unwrap_or((self.cfg.pipeline, self.cfg.flags));
         let mut tag = PageTag::default();
-        let Ok(stages) = Pipeline::from_id(pipeline).and_then(|p| p.stages(flags)) else {
-            return tag.encode();
-        };
         let routing = self.routing.lock();
-        for i in 0..stages.len() {
-            let Some(id) = stages.get(i).map(default_actor) else {
-                continue;
-            };
+        for id in pipeline_actors(pipeline, flags) {
             if let Some(a) = routing.actor(id) {
                 tag.add(id, a.epoch, matches!(a.side, Side::Device));
             }

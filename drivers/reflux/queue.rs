@@ -27,8 +27,8 @@ use crate::{
     abi::{self, CompletionEntry, PmrLayout, ReqState, SubmissionDescriptor},
     actor::{
         control::Controls,
-        default_actor,
         exec::{self, Plan, Scratch, StageObserver},
+        pipeline_actors,
     },
     attach::DevAttachments,
     hw::{self, Identity},
@@ -38,7 +38,7 @@ use crate::{
     proto::{
         self,
         attach::Lookup,
-        pipeline::{Hop, Pipeline, Route, Side},
+        pipeline::{Hop, Route, Side},
         poll_switch::{PollSwitch, PollSwitchParams, WaitMode},
         request,
     },
@@ -360,19 +360,15 @@ impl RefluxDev {
             );
             return Err(EIO);
         }
-        let (pipeline, flags) = match self.attach.lookup(lba, u64::from(n)) {
-            Lookup::Default => (self.cfg.pipeline, self.cfg.flags),
-            Lookup::Attached(a) => (a.pipeline, a.flags),
-            Lookup::Straddles => {
-                // The disk's chunk size keeps requests inside one 128 KiB-aligned range.
-                pr_warn_ratelimited!(
-                    "{}: request of {n} blocks at {lba} straddles an attachment\n",
-                    &*self.name
-                );
-                return Err(EIO);
-            }
+        let Some((pipeline, flags)) = self.pipeline_at(lba, u64::from(n)) else {
+            // The disk's chunk size keeps requests inside one 128 KiB-aligned range.
+            pr_warn_ratelimited!(
+                "{}: request of {n} blocks at {lba} straddles an attachment\n",
+                &*self.name
+            );
+            return Err(EIO);
         };
-        let route = Route::new(abi::opcode(pipeline, dir), flags, 0).map_err(|_| EINVAL)?;
+        Route::new(abi::opcode(pipeline, dir), flags, 0).map_err(|_| EINVAL)?;
         d.opcode = abi::opcode(pipeline, dir);
         d.flags = flags;
         d.nr_blocks = n as u8;
@@ -380,17 +376,20 @@ impl RefluxDev {
         d.buf_index = u32::from(tag) * abi::MAX_REQ_BLOCKS;
         // One actor per stage kind (the default actor table); the routing table sets the
         // placement and the epochs.
-        let stages = route.stages();
-        for (i, a) in d
-            .actors
-            .iter_mut()
-            .enumerate()
-            .take(usize::from(stages.len()))
-        {
-            // `i < MAX_STAGES`.
-            *a = stages.get(i as u8).map_or(0, default_actor);
+        for (a, id) in d.actors.iter_mut().zip(pipeline_actors(pipeline, flags)) {
+            *a = id;
         }
         Ok(d)
+    }
+
+    /// The pipeline and flags of `nr` blocks from `lba`: their attachment's, or the device's
+    /// default; `None` if they straddle an attachment's boundary.
+    pub(crate) fn pipeline_at(&self, lba: u64, nr: u64) -> Option<(u8, u16)> {
+        match self.attach.lookup(lba, nr) {
+            Lookup::Default => Some((self.cfg.pipeline, self.cfg.flags)),
+            Lookup::Attached(a) => Some((a.pipeline, a.flags)),
+            Lookup::Straddles => None,
+        }
     }
 
     /// A write's state blob before its first stage: every block raw and whole.
@@ -727,12 +726,8 @@ impl RefluxDev {
     pub(crate) fn pipeline_actors(&self) -> impl Iterator<Item = u8> {
         let mut ids = 0u32;
         let mut add = |pipeline: u8, flags: u16| {
-            if let Ok(stages) = Pipeline::from_id(pipeline).and_then(|p| p.stages(flags)) {
-                for i in 0..stages.len() {
-                    if let Some(st) = stages.get(i) {
-                        ids |= 1 << (default_actor(st) & 31);
-                    }
-                }
+            for id in pipeline_actors(pipeline, flags) {
+                ids |= 1 << (id & 31);
             }
         };
         add(self.cfg.pipeline, self.cfg.flags);

@@ -41,7 +41,7 @@ pub mod exec;
 pub mod lz4;
 
 use crate::abi::{self, ActorShared, SIDE_DEVICE, XTS_KEY_SIZE};
-use crate::proto::pipeline::Stage;
+use crate::proto::pipeline::{Pipeline, Stage, Stages};
 
 /// Id of the default crc32c actor.
 pub const ACTOR_ID_CRC32C: u8 = abi::ACTOR_KIND_CRC32C as u8;
@@ -65,6 +65,15 @@ pub const fn default_actor(stage: Stage) -> u8 {
         Stage::Lz4 => ACTOR_ID_LZ4,
         Stage::AesXts => ACTOR_ID_AES_XTS,
     }
+}
+
+/// The default actors of the stages of `pipeline` with `flags`, in stage order (none if the
+/// pipeline or its flags are refused).
+pub fn pipeline_actors(pipeline: u8, flags: u16) -> impl Iterator<Item = u8> {
+    let stages = Pipeline::from_id(pipeline)
+        .and_then(|p| p.stages(flags))
+        .unwrap_or(Stages::EMPTY);
+    (0..stages.len()).filter_map(move |i| stages.get(i).map(default_actor))
 }
 
 /// What the derivation of [`default_xts_key`] hashes before the device id and the word index.
