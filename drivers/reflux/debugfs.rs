@@ -338,7 +338,7 @@ impl Show for Sched {
         let p = &self.dev.sched_params;
         writeln!(
             out,
-            "epoch_ms {} alpha {} beta {} gamma {} theta {} theta_low {} dwell_ms {} q_full {} host_saturated {} headroom_temp {} headroom_util {}",
+            "epoch_ms {} alpha {} beta {} gamma {} theta {} theta_low {} dwell_ms {} q_full {} host_saturated {} headroom_temp {} headroom_util {} flap_window_ms {} max_backoff_ms {}",
             p.epoch_ms,
             p.alpha_permille,
             p.beta_permille,
@@ -349,14 +349,17 @@ impl Show for Sched {
             p.q_full,
             p.host_saturated_permille,
             p.headroom_temp_permille,
-            p.headroom_util_permille
+            p.headroom_util_permille,
+            p.flap_window_ms,
+            p.max_backoff_ms
         )?;
         let log = self.dev.sched_log.lock();
         let count = log.count;
         writeln!(
             out,
-            "epochs {count} failed_moves {} inflight_permille {}",
+            "epochs {count} failed_moves {} flaps {} inflight_permille {}",
             log.failed_moves,
+            log.flaps,
             self.dev.inflight_permille()
         )?;
         let n = count.min(log.entries.len() as u64);

@@ -230,6 +230,19 @@ module_param!(
     desc: "the throttle's floor: least share of the queue depth kept in flight, permille (125)"
 );
 
+module_param!(
+    static SCHED_FLAP_WINDOW_MS: u32 = SchedParams::DEFAULT.flap_window_ms,
+    name: "sched_flap_window_ms",
+    perm: 0o444,
+    desc: "an upload this soon after the stage's offload is a flap, which doubles the time before it may be offloaded again, ms (1000; 0: no back-off)"
+);
+module_param!(
+    static SCHED_MAX_BACKOFF_MS: u32 = SchedParams::DEFAULT.max_backoff_ms,
+    name: "sched_max_backoff_ms",
+    perm: 0o444,
+    desc: "the longest a flapping stage is held on the host, ms (5000)"
+);
+
 /// The scheduler's parameters from the module parameters, checked.
 fn sched_params() -> Result<SchedParams> {
     let p = SchedParams {
@@ -245,6 +258,8 @@ fn sched_params() -> Result<SchedParams> {
         headroom_temp_permille: SCHED_HEADROOM_TEMP.get(),
         headroom_util_permille: SCHED_HEADROOM_UTIL.get(),
         min_inflight_permille: SCHED_MIN_INFLIGHT.get(),
+        flap_window_ms: SCHED_FLAP_WINDOW_MS.get(),
+        max_backoff_ms: SCHED_MAX_BACKOFF_MS.get(),
         ..SchedParams::DEFAULT
     };
     p.validate().map_err(|e| {

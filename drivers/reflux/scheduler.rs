@@ -46,6 +46,8 @@ pub(crate) struct SchedLog {
     pub(crate) count: u64,
     /// Migrations the scheduler asked for that failed.
     pub(crate) failed_moves: u64,
+    /// Uploads that were flaps (see `proto::sched`).
+    pub(crate) flaps: u64,
 }
 
 impl SchedLog {
@@ -54,6 +56,7 @@ impl SchedLog {
             entries: KVec::from_elem((0, None), LOG_LEN, GFP_KERNEL)?,
             count: 0,
             failed_moves: 0,
+            flaps: 0,
         })
     }
 }
@@ -169,6 +172,7 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
             *e = (now, Some(decision));
         }
         log.count += 1;
+        log.flaps = sched.flaps();
     }
     0
 }

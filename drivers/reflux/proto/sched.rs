@@ -47,6 +47,18 @@
 //! - Pinned (compute-dominated, [`crate::abi::ACTOR_CLASS_COMPUTE`]) actors never move; their
 //!   scores are computed and logged all the same.
 //!
+//! # Flap back-off (ours; the paper has only the dwell)
+//!
+//! An actor offloaded because the device had cooled may heat it past `θ` again within a fraction
+//! of a second: then the device cannot sustain that stage, and sending it back whenever the
+//! device cools below the headroom only repeats the cycle, each round paying a drain and two
+//! hand-overs and heating the device close to the throttle point. So an upload that comes less
+//! than `flap_window_ms` after the actor's offload is a *flap*: the actor's offload hold (the
+//! least time before it may be offloaded again) doubles, from twice the dwell, up to
+//! `max_backoff_ms`. An upload after a longer stay on the device resets the hold to the dwell.
+//! The hold applies to offloads only; uploads always take the plain dwell, so that a hot device
+//! is relieved as fast as before. `flap_window_ms = 0` turns the back-off off.
+//!
 //! # Throttling
 //!
 //! When both sides are saturated (a device-placed actor scores above `θ`, but the host is
@@ -64,7 +76,8 @@
 //! [`SchedParams::DEFAULT`]: a 10 ms epoch; `α`, `β`, `γ` = 500, 300, 200; ambient 35 °C,
 //! throttle 77 °C, a full queue of 32 requests; `θ` = 650, `θ_low` = 400; the host is saturated at
 //! 950; the device has headroom below `T_dev` 500 (56 °C) and 800 engine utilisation; a 100 ms
-//! dwell; throttling down to 125.
+//! dwell; throttling down to 125; a flap is an upload within 1 s of the offload, and the offload
+//! hold grows to at most 5 s.
 //!
 //! Then, with the host 30 % busy, a device-placed actor with a full queue is uploaded from
 //! 65.3 °C on (`T_dev` ≥ 722), well before the device throttles at 77 °C; with a half-full queue
@@ -88,6 +101,13 @@ pub const MAX_EPOCH_MS: u32 = 1_000;
 
 /// The longest dwell, in milliseconds.
 pub const MAX_DWELL_MS: u32 = 10_000;
+
+/// The longest offload hold the flap back-off sets, in milliseconds.
+pub const MAX_BACKOFF_MS: u32 = 60_000;
+
+/// Actors whose flaps the scheduler tracks: ids `0..MAX_TRACKED` (the driver's actor table has as
+/// many slots). An actor with a larger id gets no back-off.
+pub const MAX_TRACKED: usize = 16;
 
 const NS_PER_MS: u64 = 1_000_000;
 
@@ -128,6 +148,11 @@ pub struct SchedParams {
     pub dwell_ms: u32,
     /// The throttle's floor: the least in-flight fraction, in permille (`1..=1000`).
     pub min_inflight_permille: u32,
+    /// An upload this soon after the actor's offload is a flap, in milliseconds (at most
+    /// [`MAX_DWELL_MS`]; 0: no back-off).
+    pub flap_window_ms: u32,
+    /// The longest offload hold a flap sets, in milliseconds (at most [`MAX_BACKOFF_MS`]).
+    pub max_backoff_ms: u32,
 }
 
 impl SchedParams {
@@ -147,6 +172,8 @@ impl SchedParams {
         headroom_util_permille: 800,
         dwell_ms: 100,
         min_inflight_permille: 125,
+        flap_window_ms: 1_000,
+        max_backoff_ms: 5_000,
     };
 
     /// Checks the parameters.
@@ -181,6 +208,9 @@ impl SchedParams {
         }
         if !is_permille_nonzero(self.min_inflight_permille) {
             return Err(SchedError::MinInflight);
+        }
+        if self.flap_window_ms > MAX_DWELL_MS || self.max_backoff_ms > MAX_BACKOFF_MS {
+            return Err(SchedError::Backoff);
         }
         Ok(())
     }
@@ -217,6 +247,8 @@ pub enum SchedError {
     Dwell,
     /// A throttle floor outside `1..=1000`.
     MinInflight,
+    /// A flap window above [`MAX_DWELL_MS`] or a back-off above [`MAX_BACKOFF_MS`].
+    Backoff,
 }
 
 impl fmt::Display for SchedError {
@@ -231,6 +263,7 @@ impl fmt::Display for SchedError {
             Self::Headroom => "device headroom thresholds must be in 1..=1000 permille",
             Self::Dwell => "dwell must be at most 10000 ms",
             Self::MinInflight => "minimum in-flight fraction must be in 1..=1000 permille",
+            Self::Backoff => "flap window must be at most 10000 ms and back-off at most 60000 ms",
         };
         f.write_str(msg)
     }
@@ -300,6 +333,9 @@ pub struct Move {
 pub struct Decision {
     /// The migration to perform, if any (at most one per epoch).
     pub migrate: Option<Move>,
+    /// The upload in `migrate` is a flap: the actor may not be offloaded again for this many
+    /// milliseconds.
+    pub hold_ms: Option<u32>,
     /// Both sides were saturated this epoch: the in-flight fraction was halved.
     pub throttle: bool,
     /// The permitted in-flight fraction from now on, in permille (1000: unthrottled).
@@ -357,6 +393,9 @@ impl fmt::Display for Decision {
         match &self.migrate {
             Some(m) => write!(f, "{m}")?,
             None => f.write_str("none")?,
+        }
+        if let Some(hold) = self.hold_ms {
+            write!(f, " flap hold={hold}ms")?;
         }
         f.write_str(" scores=[")?;
         for (i, s) in self.scores().iter().enumerate() {
@@ -435,6 +474,17 @@ pub const fn score(params: &SchedParams, sample: &Sample, dev_queue: u32) -> u32
     )
 }
 
+/// How long ago `actor` last migrated, at `now_ns`: `None` if never, 0 if "after now".
+const fn move_age(actor: &ActorView, now_ns: u64) -> Option<u64> {
+    match actor.last_move_ns {
+        None => None,
+        Some(last) => match now_ns.checked_sub(last) {
+            Some(age) => Some(age),
+            None => Some(0),
+        },
+    }
+}
+
 /// Whether `actor` may migrate at `now_ns`: it is not pinned and its last migration is at least
 /// `dwell_ns` old.
 const fn movable(actor: &ActorView, now_ns: u64, dwell_ns: u64) -> bool {
@@ -443,6 +493,7 @@ const fn movable(actor: &ActorView, now_ns: u64, dwell_ns: u64) -> bool {
     }
     match actor.last_move_ns {
         None => true,
+        // A last move after `now_ns` is "just now", too recent even for a zero dwell.
         Some(last) => match now_ns.checked_sub(last) {
             Some(age) => age >= dwell_ns,
             None => false,
@@ -450,7 +501,8 @@ const fn movable(actor: &ActorView, now_ns: u64, dwell_ns: u64) -> bool {
     }
 }
 
-/// The scheduler's state: the throttle level and statistics. One per device.
+/// The scheduler's state: the throttle level, the actors' offload holds and statistics. One per
+/// device.
 ///
 /// # Invariants
 ///
@@ -458,9 +510,12 @@ const fn movable(actor: &ActorView, now_ns: u64, dwell_ns: u64) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Scheduler {
     inflight_permille: u32,
+    /// Per actor id: the offload hold the flap back-off set, in milliseconds (0: the dwell).
+    hold_ms: [u32; MAX_TRACKED],
     epochs: u64,
     moves: u64,
     throttled_epochs: u64,
+    flaps: u64,
 }
 
 impl Scheduler {
@@ -469,9 +524,11 @@ impl Scheduler {
         // INVARIANT: 1000 is in range.
         Self {
             inflight_permille: 1000,
+            hold_ms: [0; MAX_TRACKED],
             epochs: 0,
             moves: 0,
             throttled_epochs: 0,
+            flaps: 0,
         }
     }
 
@@ -527,7 +584,7 @@ impl Scheduler {
                 Side::Host
                     if s < params.theta_low_permille
                         && headroom
-                        && movable(a, sample.now_ns, dwell_ns) =>
+                        && movable(a, sample.now_ns, dwell_ns.max(self.hold_ns(a.id))) =>
                 {
                     offload = match offload {
                         Some(m) if m.score <= s => Some(m),
@@ -537,6 +594,10 @@ impl Scheduler {
                 _ => {}
             }
         }
+        let hold_ms = upload.and_then(|m| {
+            let a = actors.iter().find(|a| a.id == m.actor)?;
+            self.note_upload(params, a, sample.now_ns)
+        });
         let migrate = match upload {
             Some(m) => Some(m),
             None => offload,
@@ -558,6 +619,7 @@ impl Scheduler {
 
         Decision {
             migrate,
+            hold_ms,
             throttle: saturated,
             inflight_permille: self.inflight_permille,
             t_dev_permille: t_dev,
@@ -567,6 +629,42 @@ impl Scheduler {
             scores,
             logged: actors.len().min(MAX_LOGGED),
         }
+    }
+
+    /// The offload hold of actor `id`, in nanoseconds (0: none beyond the dwell).
+    fn hold_ns(&self, id: u8) -> u64 {
+        self.hold_ms
+            .get(usize::from(id))
+            .map_or(0, |h| u64::from(*h) * NS_PER_MS)
+    }
+
+    /// Updates the offload hold of `a`, which is being uploaded at `now_ns`; returns the new hold
+    /// if the upload is a flap.
+    fn note_upload(&mut self, params: &SchedParams, a: &ActorView, now_ns: u64) -> Option<u32> {
+        let hold = self.hold_ms.get_mut(usize::from(a.id))?;
+        let window = u64::from(params.flap_window_ms) * NS_PER_MS;
+        let flap = match move_age(a, now_ns) {
+            Some(age) => age < window,
+            None => false,
+        };
+        if !flap {
+            *hold = 0;
+            return None;
+        }
+        let doubled = (*hold).max(params.dwell_ms).saturating_mul(2);
+        *hold = doubled.min(params.max_backoff_ms.min(MAX_BACKOFF_MS));
+        self.flaps = self.flaps.saturating_add(1);
+        Some(*hold)
+    }
+
+    /// The offload hold of actor `id` the flap back-off set, in milliseconds (0: the dwell).
+    pub fn hold_ms(&self, id: u8) -> u32 {
+        self.hold_ms.get(usize::from(id)).copied().unwrap_or(0)
+    }
+
+    /// Uploads that were flaps, so far.
+    pub const fn flaps(&self) -> u64 {
+        self.flaps
     }
 
     /// The permitted in-flight fraction, in permille (1000: unthrottled).

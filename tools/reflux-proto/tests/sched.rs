@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use reflux_proto::pipeline::Side;
 use reflux_proto::sched::{
     q_dev_permille, score, t_dev_permille, ActorScore, ActorView, Move, Sample, SchedError,
-    SchedParams, Scheduler, MAX_DWELL_MS, MAX_LOGGED,
+    SchedParams, Scheduler, MAX_BACKOFF_MS, MAX_DWELL_MS, MAX_LOGGED, MAX_TRACKED,
 };
 use reflux_proto::thermal::{MAX_MILLI_C, OCP_THROTTLE_MILLI_C};
 
@@ -78,6 +78,7 @@ fn defaults_are_valid_and_documented() {
     );
     assert_eq!(P.dwell_ms, 100);
     assert_eq!(P.min_inflight_permille, 125);
+    assert_eq!((P.flap_window_ms, P.max_backoff_ms), (1_000, 5_000));
     let s = Scheduler::new();
     assert_eq!(s, Scheduler::default());
     assert_eq!(s.inflight_permille(), 1000);
@@ -282,6 +283,7 @@ fn error_messages_are_distinct() {
         SchedError::Headroom,
         SchedError::Dwell,
         SchedError::MinInflight,
+        SchedError::Backoff,
     ];
     for (i, a) in all.iter().enumerate() {
         for b in &all[i + 1..] {
@@ -825,4 +827,150 @@ proptest! {
         prop_assert_eq!(s.moves(), moves);
         prop_assert_eq!(s.epochs(), epochs.len() as u64);
     }
+}
+
+/// Offloads actor 1 (on the host, queue empty, device cool) at `t`, then uploads it (queue full,
+/// device hot) `stay_ms` later; returns the upload's decision.
+fn offload_then_upload(
+    s: &mut Scheduler,
+    p: &SchedParams,
+    actors: &mut [ActorView; 1],
+    t: u64,
+    stay_ms: u64,
+) -> reflux_proto::sched::Decision {
+    actors[0].dev_queue = 0;
+    let d = s.step(p, &sample(t, 40_000, 300), &actors[..]);
+    assert_eq!(
+        d.migrate.map(|m| m.to),
+        Some(Side::Device),
+        "offload at {} ms",
+        t / MS
+    );
+    apply(&mut actors[..], d.migrate, t);
+    actors[0].dev_queue = 32;
+    let d = s.step(p, &sample(t + stay_ms * MS, 77_000, 300), &actors[..]);
+    assert_eq!(d.migrate, upload(1, 790));
+    apply(&mut actors[..], d.migrate, t + stay_ms * MS);
+    d
+}
+
+#[test]
+fn flaps_double_the_offload_hold_up_to_the_cap() {
+    let mut s = Scheduler::new();
+    let mut actors = [actor(1, Side::Device, 32)];
+    let mut t = 1_000 * MS;
+    // The first upload has no offload before it: no flap.
+    let d = s.step(&P, &sample(t, 77_000, 300), &actors);
+    assert_eq!((d.migrate, d.hold_ms), (upload(1, 790), None));
+    apply(&mut actors, d.migrate, t);
+    let mut hold = P.dwell_ms;
+    for expect in [200, 400, 800, 1_600, 3_200, 5_000, 5_000] {
+        // Offloaded once its hold has passed, uploaded again 150 ms later: a flap.
+        t += u64::from(hold) * MS;
+        let d = offload_then_upload(&mut s, &P, &mut actors, t, 150);
+        t += 150 * MS;
+        assert_eq!(d.hold_ms, Some(expect));
+        assert_eq!(s.hold_ms(1), expect);
+        hold = expect;
+        // Not offloaded a millisecond before the hold ends, with every other condition met.
+        actors[0].dev_queue = 0;
+        let before = t + u64::from(hold) * MS - MS;
+        assert_eq!(
+            s.step(&P, &sample(before, 40_000, 300), &actors).migrate,
+            None
+        );
+    }
+    assert_eq!(s.flaps(), 7);
+}
+
+#[test]
+fn a_long_stay_on_the_device_resets_the_hold() {
+    let mut s = Scheduler::new();
+    let mut actors = [actor(1, Side::Host, 0)];
+    let d = offload_then_upload(&mut s, &P, &mut actors, 1_000 * MS, 100);
+    assert_eq!(d.hold_ms, Some(200));
+    // Offloaded after its hold, it stays a whole flap window: no flap, back to the dwell.
+    let t = 1_300 * MS;
+    let d = offload_then_upload(&mut s, &P, &mut actors, t, 1_000);
+    assert_eq!(d.hold_ms, None);
+    assert_eq!(s.hold_ms(1), 0);
+    actors[0].dev_queue = 0;
+    let up = t + 1_000 * MS;
+    let d = s.step(&P, &sample(up + 100 * MS, 40_000, 300), &actors);
+    assert_eq!(d.migrate, offload(1, 149));
+    assert_eq!(s.flaps(), 1);
+}
+
+#[test]
+fn a_zero_flap_window_turns_the_back_off_off() {
+    let p = SchedParams {
+        flap_window_ms: 0,
+        ..P
+    };
+    let mut s = Scheduler::new();
+    let mut actors = [actor(1, Side::Host, 0)];
+    let mut t = 1_000 * MS;
+    for _ in 0..4 {
+        let d = offload_then_upload(&mut s, &p, &mut actors, t, 100);
+        assert_eq!(d.hold_ms, None);
+        t += 200 * MS;
+    }
+    assert_eq!((s.flaps(), s.hold_ms(1)), (0, 0));
+}
+
+#[test]
+fn the_cap_bounds_the_hold_and_untracked_ids_get_none() {
+    let p = SchedParams {
+        max_backoff_ms: 150,
+        ..P
+    };
+    let mut s = Scheduler::new();
+    let mut actors = [actor(1, Side::Host, 0)];
+    let d = offload_then_upload(&mut s, &p, &mut actors, 1_000 * MS, 100);
+    assert_eq!(d.hold_ms, Some(150));
+    // An id past the tracked ones migrates as before, without a hold.
+    let id = MAX_TRACKED as u8;
+    let mut a = [actor(id, Side::Device, 32)];
+    a[0].last_move_ns = Some(900 * MS);
+    let d = s.step(&P, &sample(1_000 * MS, 77_000, 300), &a);
+    assert_eq!((d.migrate, d.hold_ms), (upload(id, 790), None));
+    assert_eq!(s.hold_ms(id), 0);
+}
+
+#[test]
+fn flap_parameters_are_validated_and_logged() {
+    for bad in [
+        SchedParams {
+            flap_window_ms: MAX_DWELL_MS + 1,
+            ..P
+        },
+        SchedParams {
+            max_backoff_ms: MAX_BACKOFF_MS + 1,
+            ..P
+        },
+    ] {
+        assert_eq!(bad.validate(), Err(SchedError::Backoff));
+    }
+    for good in [
+        SchedParams {
+            flap_window_ms: 0,
+            max_backoff_ms: 0,
+            ..P
+        },
+        SchedParams {
+            flap_window_ms: MAX_DWELL_MS,
+            max_backoff_ms: MAX_BACKOFF_MS,
+            ..P
+        },
+    ] {
+        assert_eq!(good.validate(), Ok(()));
+    }
+    let mut s = Scheduler::new();
+    let mut actors = [actor(1, Side::Host, 0)];
+    let d = offload_then_upload(&mut s, &P, &mut actors, 1_000 * MS, 100);
+    let line = d.to_string();
+    assert!(
+        line.contains("move=1:dev->host(s=790) flap hold=200ms scores="),
+        "{line}"
+    );
 }
