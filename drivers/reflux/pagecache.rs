@@ -5,11 +5,13 @@
 //!
 //! The kernel side is the page-cache hook (`patches/0001-mm-pagecache-hook.patch`, wrapped by
 //! `kernel::pagecache_hook`): a static-key-guarded call at the page-cache allocation sites, when
-//! a folio is added, and when a read finds uptodate folios. The module installs the hook at load
-//! and removes it at unload (then the kernel behaves as upstream). Bound disks are published in
-//! [`SLOTS`] by the address of their page-cache mapping; the hook, called for every mapping in
-//! the system under `rcu_read_lock()`, compares addresses without a lock. A disk is unpublished
-//! (slot cleared, then an RCU grace period) before it goes away.
+//! a folio is added, and when a read (`read(2)`, buffered io_uring) or a page fault (`mmap`)
+//! finds uptodate folios; fault-around only peeks, and leaves a stale folio to the fault on its
+//! own page. The module installs the hook at load and removes it at unload (then the kernel
+//! behaves as upstream). Bound disks are published in [`SLOTS`] by the address of their
+//! page-cache mapping; the hook, called for every mapping in the system under `rcu_read_lock()`,
+//! compares addresses without a lock. A disk is unpublished (slot cleared, then an RCU grace
+//! period) before it goes away.
 //!
 //! Tags live in the driver, one `u32` per block (a page is a block: 4 KiB), because the folio's
 //! private field belongs to the block device's buffer heads.
@@ -72,8 +74,8 @@ impl pagecache_hook::Hook for Hook {
         with_dev(mapping, |d| d.tag_pages(index, nr));
     }
 
-    fn stale(mapping: usize, index: u64, nr: u64) -> bool {
-        with_dev(mapping, |d| d.pages_stale(index, nr)).unwrap_or(false)
+    fn stale(mapping: usize, index: u64, nr: u64, consume: bool) -> bool {
+        with_dev(mapping, |d| d.pages_stale(index, nr, consume)).unwrap_or(false)
     }
 }
 
@@ -186,7 +188,9 @@ impl RefluxDev {
         }
     }
 
-    fn pages_stale(&self, index: u64, nr: u64) -> bool {
+    /// Whether any page of `index..index + nr` is stale; with `consume`, counts them and tags
+    /// them current (see below).
+    fn pages_stale(&self, index: u64, nr: u64, consume: bool) -> bool {
         let mut stale = 0;
         for lba in index..index.saturating_add(nr) {
             let Some(slot) = self.pagecache.slot(lba) else {
@@ -194,6 +198,9 @@ impl RefluxDev {
             };
             let (recorded, now) = (slot.load(Ordering::Relaxed), self.page_tag(lba));
             if is_stale(recorded, now) {
+                if !consume {
+                    return true;
+                }
                 stale += 1;
                 // Reported once: the reader evicts the page and reads it again (which tags it
                 // anew), or, if it cannot evict it (a transient reference such as a per-CPU

@@ -22,8 +22,10 @@ pub trait Hook: 'static {
     /// A folio of `nr` pages was added to `mapping` at `index`.
     fn added(mapping: usize, index: u64, nr: u64);
     /// Whether the uptodate folio of `nr` pages at `index` of `mapping` that a reader found is
-    /// stale: the reader then evicts it (if it is clean and unmapped) and reads it again.
-    fn stale(mapping: usize, index: u64, nr: u64) -> bool;
+    /// stale. With `consume` the reader then evicts it (if it is clean and unmapped) and reads it
+    /// again, or reads it as it is: the hook may count it current from then on. Without
+    /// `consume` (fault-around, which only skips the folio) nothing changes.
+    fn stale(mapping: usize, index: u64, nr: u64, consume: bool) -> bool;
 }
 
 /// The installed hook `T`.
@@ -81,8 +83,9 @@ impl<T: Hook> Registration<T> {
         mapping: *mut bindings::address_space,
         index: crate::ffi::c_ulong,
         nr: crate::ffi::c_ulong,
+        consume: bool,
     ) -> bool {
-        T::stale(mapping as usize, index as u64, nr as u64)
+        T::stale(mapping as usize, index as u64, nr as u64, consume)
     }
 }
 
