@@ -113,7 +113,7 @@ pub const SUPERBLOCK_MAGIC: u32 = u32::from_le_bytes(*b"RFXS");
 /// Major version of this ABI. Incompatible layout changes increment it.
 pub const ABI_VERSION_MAJOR: u16 = 1;
 /// Minor version of this ABI. Compatible additions (meanings for reserved fields) increment it.
-pub const ABI_VERSION_MINOR: u16 = 1;
+pub const ABI_VERSION_MINOR: u16 = 2;
 /// [`Regs::version`] and [`Superblock::version`] of an agent implementing exactly this file.
 pub const ABI_VERSION: u32 = version(ABI_VERSION_MAJOR, ABI_VERSION_MINOR);
 
@@ -239,6 +239,42 @@ pub const REG_DRAIN_BACKLOG: usize = 0xD8;
 /// Register [`Regs::throttle_events`] (RO, u64). Device writes: times it entered throttling.
 pub const REG_THROTTLE_EVENTS: usize = 0xE0;
 
+// The migration mailbox (minor 2, [`CAP_MIGRATE_MAILBOX`]): the device's part of a migration
+// (checkpoint as the source, rebuild as the destination) asked for beside the rings, so that it
+// waits behind no queued request and its answer behind no completion. The host's line
+// (0x100..0x140) and the device's (0x140..0x180) are apart. The commit points stay the PMR's
+// "ready" and "active" flags; the mailbox only carries the request and the answer.
+
+/// Register [`Regs::mig_arm`] (RW, u32). Host writes 1 when it starts a migration and 0 when the
+/// migration ends. While it reads 1, the device watches [`REG_MIG_SEQ`] closely (every few
+/// microseconds rather than every millisecond), so that the command that follows the drain is
+/// taken at once; otherwise it may look as seldom as its other housekeeping.
+pub const REG_MIG_ARM: usize = 0x100;
+/// Register [`Regs::mig_cmd`] (RW, u32). Host writes before [`REG_MIG_SEQ`]: the actor id in
+/// bits 0..8, and [`MIG_CMD_TO_DEVICE`] to have the device rebuild the actor from the host's
+/// checkpoint (clear: checkpoint it for the host).
+pub const REG_MIG_CMD: usize = 0x104;
+/// Register [`Regs::mig_epoch`] (RW, u32). Host writes before [`REG_MIG_SEQ`]: the migration's
+/// (odd) epoch, as a descriptor's epoch tag. The device acts only if the PMR's epoch table agrees.
+pub const REG_MIG_EPOCH: usize = 0x108;
+/// Register [`Regs::mig_seq`] (RW, u32). Host writes last, with release: the previous value plus
+/// one, which posts the command. One command at a time: the host posts the next only after the
+/// device answered this one (or the host gave up on it).
+pub const REG_MIG_SEQ: usize = 0x10C;
+/// Register [`Regs::mig_done_seq`] (RO, u32). Device writes after [`REG_MIG_STATUS`] and
+/// [`REG_MIG_DEV_NS`], with release: the [`REG_MIG_SEQ`] it answered.
+pub const REG_MIG_DONE_SEQ: usize = 0x140;
+/// Register [`Regs::mig_status`] (RO, u32). Device writes: the answer's `STATUS_*` (an `i32`).
+pub const REG_MIG_STATUS: usize = 0x144;
+/// Register [`Regs::mig_dev_ns`] (RO, u32). Device writes: its own time for its part, in
+/// nanoseconds (saturating).
+pub const REG_MIG_DEV_NS: usize = 0x148;
+
+/// [`Regs::mig_cmd`]: rebuild on the device (clear: checkpoint for the host).
+pub const MIG_CMD_TO_DEVICE: u32 = 1 << 8;
+/// [`Regs::mig_cmd`]: the actor id.
+pub const MIG_CMD_ACTOR_MASK: u32 = 0xFF;
+
 /// [`Regs::caps`] bit of pipeline `pipeline` (a `PIPELINE_*` value): the device runs it.
 pub const fn cap_pipeline(pipeline: u8) -> u64 {
     1 << (pipeline & OPCODE_PIPELINE_MASK)
@@ -254,6 +290,9 @@ pub const CAP_FAULT_INJECT: u64 = 1 << 18;
 /// between host and device at run time. Without it, placement is fixed while the device is
 /// enabled.
 pub const CAP_MIGRATE: u64 = 1 << 19;
+/// Capability (minor 2, with [`CAP_MIGRATE`]): the device serves the migration mailbox
+/// ([`REG_MIG_ARM`]); a host then uses it instead of [`DIR_MIGRATE`] descriptors.
+pub const CAP_MIGRATE_MAILBOX: u64 = 1 << 20;
 
 /// [`Regs::dev_ctrl`]: the device may take requests.
 pub const DEV_CTRL_ENABLE: u32 = 1 << 0;
@@ -346,6 +385,26 @@ pub struct Regs {
     pub throttle_events: u64,
     /// Zero.
     pub telemetry_reserved: [u64; 3],
+    /// [`REG_MIG_ARM`].
+    pub mig_arm: u32,
+    /// [`REG_MIG_CMD`].
+    pub mig_cmd: u32,
+    /// [`REG_MIG_EPOCH`].
+    pub mig_epoch: u32,
+    /// [`REG_MIG_SEQ`].
+    pub mig_seq: u32,
+    /// Zero.
+    pub mig_host_reserved: [u64; 6],
+    /// [`REG_MIG_DONE_SEQ`].
+    pub mig_done_seq: u32,
+    /// [`REG_MIG_STATUS`].
+    pub mig_status: u32,
+    /// [`REG_MIG_DEV_NS`].
+    pub mig_dev_ns: u32,
+    /// Zero.
+    pub mig_dev_reserved0: u32,
+    /// Zero.
+    pub mig_dev_reserved: [u64; 6],
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1373,7 +1432,7 @@ macro_rules! assert_layout {
     };
 }
 
-assert_layout!(Regs, size = 0x100, align = 8, {
+assert_layout!(Regs, size = 0x180, align = 8, {
     magic @ REG_MAGIC,
     version @ REG_VERSION,
     caps @ REG_CAPS,
@@ -1402,6 +1461,16 @@ assert_layout!(Regs, size = 0x100, align = 8, {
     drain_backlog @ REG_DRAIN_BACKLOG,
     throttle_events @ REG_THROTTLE_EVENTS,
     telemetry_reserved @ 0xE8,
+    mig_arm @ REG_MIG_ARM,
+    mig_cmd @ REG_MIG_CMD,
+    mig_epoch @ REG_MIG_EPOCH,
+    mig_seq @ REG_MIG_SEQ,
+    mig_host_reserved @ 0x110,
+    mig_done_seq @ REG_MIG_DONE_SEQ,
+    mig_status @ REG_MIG_STATUS,
+    mig_dev_ns @ REG_MIG_DEV_NS,
+    mig_dev_reserved0 @ 0x14C,
+    mig_dev_reserved @ 0x150,
 });
 
 assert_layout!(RingProducer, size = 64, align = 8, {

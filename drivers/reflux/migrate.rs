@@ -10,8 +10,10 @@
 //! 2. **Drain**: wait until no request routed through `a` is in flight (they finish on S).
 //! 3. The epoch becomes `e + 1` (odd) in the PMR.
 //! 4. **Checkpoint**: S serialises `a`'s control state into the PMR and stores "ready"
-//!    (`ckpt_epoch = e + 1`). The host does it itself, or asks the device with a
-//!    `DIR_MIGRATE` command.
+//!    (`ckpt_epoch = e + 1`). The host does it itself, or asks the device: through the migration
+//!    mailbox (`abi::REG_MIG_ARM`), armed from step 1 so that the device's firmware watches it
+//!    closely by the time the drain ends, or, on a device without one, with a `DIR_MIGRATE`
+//!    descriptor, which waits in the SQ behind the requests queued before it.
 //! 5. **Rebuild**: D rebuilds `a` from the checkpoint, writes `owner = D` and stores "active"
 //!    (`active_epoch = e + 1`).
 //! 6. The epoch becomes `e + 2`, the routing table says D, the parked requests go.
@@ -26,7 +28,7 @@
 
 use core::sync::atomic::Ordering;
 
-use kernel::{kthread::usleep_range, pr_warn_ratelimited, prelude::*};
+use kernel::{kthread::usleep_range, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem};
 
 use crate::abi::{self, SubmissionDescriptor, SIDE_HOST};
 use crate::actor::control::{self, Controls, MAX_ACTORS};
@@ -111,6 +113,78 @@ impl RefluxDev {
     /// Sends the device its part of the migration of `id` at `epoch` and waits for the answer;
     /// returns the device's own time for it.
     fn device_step(&self, id: u8, epoch: u64, to: Side) -> Result<u64> {
+        let (status, dev_ns) = if self.mig_mailbox {
+            self.mailbox_step(id, epoch, to)?
+        } else {
+            self.command_step(id, epoch, to)?
+        };
+        if status != abi::STATUS_OK {
+            pr_warn_ratelimited!(
+                "{}: the device refused its part of migrating actor {id}: {status}\n",
+                &*self.name
+            );
+            return Err(EIO);
+        }
+        Ok(dev_ns)
+    }
+
+    /// Waits for `answered` to give the device's answer, spinning at first; `ETIMEDOUT` after
+    /// [`DEVICE_TIMEOUT_NS`].
+    fn await_device<T>(&self, id: u8, mut answered: impl FnMut() -> Option<T>) -> Result<T> {
+        let t0 = now_ns();
+        loop {
+            if let Some(a) = answered() {
+                return Ok(a);
+            }
+            let waited = now_ns().saturating_sub(t0);
+            if waited > DEVICE_TIMEOUT_NS {
+                pr_warn_ratelimited!(
+                    "{}: the device did not answer the migration of actor {id}\n",
+                    &*self.name
+                );
+                return Err(kernel::errno::etimedout());
+            }
+            // The answer usually comes within microseconds (the device polls): spin a little
+            // before sleeping between looks, whose wake-up would dwarf it.
+            if waited < COMMAND_SPIN_NS {
+                core::hint::spin_loop();
+                kernel::kthread::cond_resched();
+            } else {
+                usleep_range(2, 10);
+            }
+        }
+    }
+
+    /// The device's part through the migration mailbox: `(status, device time)`.
+    fn mailbox_step(&self, id: u8, epoch: u64, to: Side) -> Result<(i32, u64)> {
+        let reg = |o| self.regs.atomic_u32(o);
+        let mut cmd = u32::from(id);
+        if matches!(to, Side::Device) {
+            cmd |= abi::MIG_CMD_TO_DEVICE;
+        }
+        // The host is the only writer of `mig_seq`: its last value is the register's.
+        let seq = reg(abi::REG_MIG_SEQ)?
+            .load(Ordering::Relaxed)
+            .wrapping_add(1);
+        reg(abi::REG_MIG_CMD)?.store(cmd, Ordering::Relaxed);
+        reg(abi::REG_MIG_EPOCH)?.store(epoch_tag(epoch), Ordering::Relaxed);
+        // Release: the command before the sequence that posts it.
+        reg(abi::REG_MIG_SEQ)?.store(seq, Ordering::Release);
+        let done = reg(abi::REG_MIG_DONE_SEQ)?;
+        self.await_device(id, || {
+            // Acquire: the status and time the device wrote before the sequence.
+            (done.load(Ordering::Acquire) == seq).then(|| {
+                let r = |o| reg(o).map_or(0, |r| r.load(Ordering::Relaxed));
+                (
+                    r(abi::REG_MIG_STATUS) as i32,
+                    u64::from(r(abi::REG_MIG_DEV_NS)),
+                )
+            })
+        })
+    }
+
+    /// The device's part as a `DIR_MIGRATE` descriptor in the SQ: `(status, device time)`.
+    fn command_step(&self, id: u8, epoch: u64, to: Side) -> Result<(i32, u64)> {
         let d = SubmissionDescriptor {
             tag: self.ctrl_tag,
             opcode: abi::opcode(abi::PIPELINE_PASSTHROUGH, abi::DIR_MIGRATE),
@@ -122,36 +196,22 @@ impl RefluxDev {
         };
         *self.ctrl_done.lock() = None;
         self.submit(&d)?;
-        let t0 = now_ns();
-        loop {
+        self.await_device(id, || {
             // Reap here too: with interrupts the handler may get there first, either is fine.
             self.reap();
-            if let Some(e) = self.ctrl_done.lock().take() {
-                if e.status != abi::STATUS_OK {
-                    pr_warn_ratelimited!(
-                        "{}: the device refused its part of migrating actor {id}: {}\n",
-                        &*self.name,
-                        e.status
-                    );
-                    return Err(EIO);
-                }
-                return Ok(u64::from(e.stored_bytes));
-            }
-            let waited = now_ns().saturating_sub(t0);
-            if waited > DEVICE_TIMEOUT_NS {
-                pr_warn_ratelimited!(
-                    "{}: the device did not answer the migration of actor {id}\n",
-                    &*self.name
-                );
-                return Err(kernel::errno::etimedout());
-            }
-            // The answer usually comes within microseconds (the device polls its queue): spin
-            // a little before sleeping between looks, whose wake-up would dwarf it.
-            if waited < COMMAND_SPIN_NS {
-                core::hint::spin_loop();
-                kernel::kthread::cond_resched();
-            } else {
-                usleep_range(2, 10);
+            self.ctrl_done
+                .lock()
+                .take()
+                .map(|e| (e.status, u64::from(e.stored_bytes)))
+        })
+    }
+
+    /// Tells the device a migration is under way (its firmware then watches the mailbox
+    /// closely), or that it is over.
+    fn arm_mailbox(&self, armed: bool) {
+        if self.mig_mailbox {
+            if let Ok(r) = self.regs.atomic_u32(abi::REG_MIG_ARM) {
+                r.store(u32::from(armed), Ordering::Release);
             }
         }
     }
@@ -181,7 +241,10 @@ impl RefluxDev {
             a.migrating = true;
             (from, a.epoch)
         };
+        // Armed through the drain: the device's firmware is watching once the command comes.
+        self.arm_mailbox(true);
         let result = self.migrate_locked(id, from, to, epoch, t0);
+        self.arm_mailbox(false);
         let r = match result {
             Ok(r) => r,
             Err(e) => {

@@ -151,6 +151,9 @@ pub(crate) struct RefluxDev {
     pub(crate) irq_wait: SpinLock<IrqWait>,
     /// Whether the device takes migrations (`CAP_MIGRATE`).
     pub(crate) can_migrate: bool,
+    /// Whether it takes them through the migration mailbox (`CAP_MIGRATE_MAILBOX`) rather than
+    /// as `DIR_MIGRATE` descriptors in the SQ.
+    pub(crate) mig_mailbox: bool,
     /// The tag of migration commands: one past the blk-mq tags.
     pub(crate) ctrl_tag: u16,
     /// The SQ tail this driver publishes next.
@@ -278,6 +281,8 @@ impl RefluxDev {
                     last_ns: crate::actor::exec::now_ns(),
                 }),
                 can_migrate: id.caps & abi::CAP_MIGRATE != 0,
+                mig_mailbox: id.caps & abi::CAP_MIGRATE != 0
+                    && id.caps & abi::CAP_MIGRATE_MAILBOX != 0,
                 // `depth < u16::MAX` (`fit` above).
                 ctrl_tag: *depth as u16,
                 sq <- new_spinlock!(0),

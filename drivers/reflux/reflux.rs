@@ -21,7 +21,7 @@
 
 // `pin_init!` of the device's queue data, which has many fields, recurses deeper than the
 // default limit.
-#![recursion_limit = "256"]
+#![recursion_limit = "512"]
 
 use kernel::{
     block::mq::{gen_disk::GenDisk, TagSet},

@@ -122,6 +122,15 @@ impl KThread {
         })
     }
 
+    /// Runs the thread at the lowest real-time priority (`SCHED_FIFO`, `sched_set_fifo_low`): when
+    /// it wakes it preempts every normal task, as a thread standing in for dedicated hardware
+    /// (a device's management core) should. It must sleep often: it starves normal tasks while
+    /// it runs.
+    pub fn set_fifo_low(&self) {
+        // SAFETY: `task` is valid (type invariant).
+        unsafe { bindings::sched_set_fifo_low(self.task.as_ptr()) };
+    }
+
     /// Wakes the thread if it sleeps. Returns `true` if it was asleep.
     pub fn wake(&self) -> bool {
         // SAFETY: `task` is valid (type invariant).

@@ -41,7 +41,7 @@ fn sizes_match_the_documented_abi() {
     assert_eq!(size_of::<ReqState>() as u64, REQ_STATE_SIZE);
     assert_eq!(size_of::<ActorShared>(), 320);
     assert_eq!(size_of::<Superblock>(), 256);
-    assert_eq!(size_of::<Regs>(), 256);
+    assert_eq!(size_of::<Regs>(), 0x180);
     assert_eq!(RING_ENTRIES_OFFSET, 128);
     assert_eq!(
         ACTOR_SHARED_DATA_SIZE,
@@ -85,6 +85,19 @@ fn register_lines_separate_writers() {
     ] {
         assert!((0xC0..0x100).contains(&reg), "telemetry register {reg:#x}");
     }
+    for reg in [REG_MIG_ARM, REG_MIG_CMD, REG_MIG_EPOCH, REG_MIG_SEQ] {
+        assert!(
+            (0x100..0x140).contains(&reg),
+            "host mailbox register {reg:#x}"
+        );
+    }
+    for reg in [REG_MIG_DONE_SEQ, REG_MIG_STATUS, REG_MIG_DEV_NS] {
+        assert!(
+            (0x140..0x180).contains(&reg),
+            "device mailbox register {reg:#x}"
+        );
+    }
+    assert!(size_of::<Regs>() <= REGISTER_BLOCK_SIZE);
     assert_eq!(u32::from_le_bytes(*b"RFXR"), REGISTER_MAGIC);
     assert_eq!(version_major(ABI_VERSION), ABI_VERSION_MAJOR);
     assert_eq!(version_minor(ABI_VERSION), ABI_VERSION_MINOR);
@@ -94,12 +107,23 @@ fn register_lines_separate_writers() {
 fn capabilities_do_not_collide() {
     let pipelines = (0..PIPELINE_COUNT).fold(0, |m, p| m | cap_pipeline(p));
     assert_eq!(pipelines, 0b1111);
-    for cap in [CAP_POLL, CAP_IRQ, CAP_FAULT_INJECT] {
+    for cap in [
+        CAP_POLL,
+        CAP_IRQ,
+        CAP_FAULT_INJECT,
+        CAP_MIGRATE,
+        CAP_MIGRATE_MAILBOX,
+    ] {
         assert_eq!(cap.count_ones(), 1);
         assert_eq!(cap & pipelines, 0);
     }
     assert_eq!(CAP_POLL & CAP_IRQ, 0);
     assert_eq!((CAP_POLL | CAP_IRQ) & CAP_FAULT_INJECT, 0);
+    assert_eq!(
+        (CAP_POLL | CAP_IRQ | CAP_FAULT_INJECT | CAP_MIGRATE) & CAP_MIGRATE_MAILBOX,
+        0
+    );
+    assert_eq!(MIG_CMD_TO_DEVICE & MIG_CMD_ACTOR_MASK, 0);
 }
 
 #[test]

@@ -8,6 +8,11 @@
 //! bandwidth, and beats the heartbeat while ready. Every 10 ms (the paper's scheduling epoch) it
 //! ticks the thermal model with the cores' busy time and publishes the telemetry registers.
 //!
+//! It also serves the migration mailbox (`REG_MIG_SEQ`), as a controller's management core
+//! would: while the host has it armed (`REG_MIG_ARM`, set for the length of a migration) a turn
+//! lasts tens of microseconds instead of a millisecond, so that the checkpoint or rebuild the host
+//! asks for after its drain is done at once, beside the rings and the requests queued in them.
+//!
 //! It is the only writer of `DEV_STATUS` and `DEV_ERROR`, so the status a host reads is always
 //! one the controller decided, after the cores have settled.
 
@@ -71,6 +76,8 @@ struct Controller {
     speed: u32,
     /// The last value of `speed_permille` seen, valid or not (to warn once per bad value).
     speed_seen: u32,
+    /// The last `REG_MIG_SEQ` answered (or skipped at enable).
+    mig_seen: u32,
 }
 
 /// The thread body.
@@ -92,6 +99,7 @@ pub(crate) fn run(dev: Arc<Dev>, cfg: ControlConfig) -> i32 {
         last_drain: now,
         drain_carry: 0,
         set_seen: 0,
+        mig_seen: 0,
     };
     while !kthread::should_stop() {
         c.follow_ctrl();
@@ -113,7 +121,12 @@ pub(crate) fn run(dev: Arc<Dev>, cfg: ControlConfig) -> i32 {
         if now.saturating_sub(c.last_tick) >= TICK_NS {
             c.tick(now);
         }
-        kthread::usleep_range(500, 1000);
+        let armed = c.mailbox();
+        if armed {
+            kthread::usleep_range(10, 20);
+        } else {
+            kthread::usleep_range(500, 1000);
+        }
     }
     // The module is going away (its cores are stopped): not ready any more.
     c.dev.set_reg32(abi::REG_DEV_STATUS, 0, Ordering::Release);
@@ -156,6 +169,8 @@ impl Controller {
                         Ordering::Release,
                     );
                     self.mode = Mode::Ready;
+                    // A command posted before this enable is not for this mount.
+                    self.mig_seen = dev.reg32(abi::REG_MIG_SEQ, Ordering::Acquire);
                     pr_info!("reflux.{}: enabled\n", dev.id);
                 }
                 Err(code) => self.fail(code),
@@ -174,6 +189,33 @@ impl Controller {
             }
             Mode::Off | Mode::Fatal => {}
         }
+    }
+
+    /// Serves a command posted in the migration mailbox while the device is ready; returns
+    /// whether the host has the mailbox armed.
+    fn mailbox(&mut self) -> bool {
+        let dev = &self.dev;
+        if !crate::MIGRATE_MAILBOX.get() || self.mode != Mode::Ready || crate::HANG.get() {
+            return false;
+        }
+        // Acquire: the command and epoch the host wrote before the sequence.
+        let seq = dev.reg32(abi::REG_MIG_SEQ, Ordering::Acquire);
+        if seq != self.mig_seen {
+            self.mig_seen = seq;
+            let t0 = now_ns();
+            let status = crate::migrate::serve_mailbox(
+                dev,
+                dev.reg32(abi::REG_MIG_CMD, Ordering::Relaxed),
+                dev.reg32(abi::REG_MIG_EPOCH, Ordering::Relaxed),
+            );
+            let ns = u32::try_from(now_ns().saturating_sub(t0)).unwrap_or(u32::MAX);
+            // `STATUS_*` as the register's bits.
+            dev.set_reg32(abi::REG_MIG_STATUS, status as u32, Ordering::Relaxed);
+            dev.set_reg32(abi::REG_MIG_DEV_NS, ns, Ordering::Relaxed);
+            // Release: the answer before the sequence that says it is there.
+            dev.set_reg32(abi::REG_MIG_DONE_SEQ, seq, Ordering::Release);
+        }
+        dev.reg32(abi::REG_MIG_ARM, Ordering::Acquire) != 0
     }
 
     /// Stops with error `code` until the host resets the device.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device's part of a drain-and-switch migration (`abi::DIR_MIGRATE`).
+//! The device's part of a drain-and-switch migration, asked for through the migration mailbox
+//! (`abi::REG_MIG_ARM`, served by the controller) or with a `abi::DIR_MIGRATE` descriptor
+//! (served by a core).
 //!
 //! The host drives the protocol (it owns the epoch and the drain); the device acts when told:
 //! as the source it checkpoints and raises "ready", as the destination it rebuilds from the
@@ -26,6 +28,33 @@ pub(crate) fn serve(dev: &Dev, req: &Request) -> i32 {
         Err(status) => {
             pr_warn_ratelimited!(
                 "reflux.{}: migration of actor {id} to the {}: status {status}\n",
+                dev.id,
+                if to_device { "device" } else { "host" }
+            );
+            status
+        }
+    }
+}
+
+/// Serves the mailbox command `cmd` (`abi::REG_MIG_CMD`) at epoch tag `epoch`; returns the
+/// answer's status.
+pub(crate) fn serve_mailbox(dev: &Dev, cmd: u32, epoch: u32) -> i32 {
+    // Bits above the actor and the direction are reserved: a command using them is refused.
+    if cmd & !(abi::MIG_CMD_ACTOR_MASK | abi::MIG_CMD_TO_DEVICE) != 0 {
+        return abi::STATUS_EINVAL;
+    }
+    // Masked to 8 bits: fits.
+    let id = (cmd & abi::MIG_CMD_ACTOR_MASK) as u8;
+    // As a descriptor's: an existing actor other than 0.
+    if id == 0 || u32::from(id) >= dev.layout.params().nr_actors {
+        return abi::STATUS_EINVAL;
+    }
+    let to_device = cmd & abi::MIG_CMD_TO_DEVICE != 0;
+    match step(dev, id, epoch, to_device) {
+        Ok(()) => abi::STATUS_OK,
+        Err(status) => {
+            pr_warn_ratelimited!(
+                "reflux.{}: mailbox migration of actor {id} to the {}: status {status}\n",
                 dev.id,
                 if to_device { "device" } else { "host" }
             );

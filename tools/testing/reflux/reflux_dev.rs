@@ -195,6 +195,13 @@ module_param!(
     desc: "fault injection: while set the device takes no request and its heartbeat stops (a hung controller)"
 );
 
+module_param!(
+    static MIGRATE_MAILBOX: bool = true,
+    name: "migrate_mailbox",
+    perm: 0o444,
+    desc: "serve the migration mailbox (CAP_MIGRATE_MAILBOX); 0: migrations come as DIR_MIGRATE descriptors in the SQ"
+);
+
 /// Allowed engine speeds, in permille of the host's.
 pub(crate) const SPEED_RANGE: core::ops::RangeInclusive<u32> = 1..=4000;
 /// Allowed engine core counts.
@@ -329,6 +336,9 @@ fn reset_registers(regs: &MemRemap, layout: &abi::PmrLayout, pmr_size: u64, p: &
     let r32 = |o: usize, v: u32| regs.atomic_u32(o).map(|r| r.store(v, Ordering::Relaxed));
     let r64 = |o: usize, v: u64| regs.atomic_u64(o).map(|r| r.store(v, Ordering::Relaxed));
     let mut caps = abi::CAP_POLL | abi::CAP_FAULT_INJECT | abi::CAP_MIGRATE;
+    if MIGRATE_MAILBOX.get() {
+        caps |= abi::CAP_MIGRATE_MAILBOX;
+    }
     for pipeline in 0..abi::PIPELINE_COUNT {
         caps |= abi::cap_pipeline(pipeline);
     }
@@ -406,6 +416,10 @@ impl kernel::Module for RefluxDevModule {
         let control = KThread::spawn(kernel::fmt!("reflux{DEVICE_ID}-ctl"), move || {
             control::run(d, cfg)
         })?;
+        // The controller stands in for the device's management core, hardware the host's load
+        // cannot delay: it takes a migration command (or the lifecycle and telemetry duties) as
+        // soon as it looks, not after the vCPU's current task has used its slice.
+        control.set_fifo_low();
         let mut cores = KVec::with_capacity(p.nr_cores as usize, GFP_KERNEL)?;
         for (i, scratch) in (0u32..).zip(scratches) {
             let d = dev.clone();
