@@ -15,7 +15,9 @@ use kernel::{
     block::mq::{Operations, Request, TimeoutAction},
     irq::Handler,
     memremap::MemRemap,
-    new_mutex, new_spinlock, pr_warn_ratelimited,
+    new_mutex, new_spinlock,
+    owned_wq::{flags as wq_flags, OwnedQueue},
+    pr_warn_ratelimited,
     prelude::*,
     shared_mem::SharedMem,
     str::CString,
@@ -100,6 +102,8 @@ pub(crate) struct Stats {
     pub(crate) stored_bytes: AtomicU64,
     /// Completions the interrupt thread found by polling on, with the interrupt off.
     pub(crate) irq_polled: AtomicU64,
+    /// Host steps the interrupt thread handed to the host-stage workqueue.
+    pub(crate) host_deferred: AtomicU64,
 }
 
 /// The interrupt path's sleep/poll switch (`proto::poll_switch`) and the time of the last
@@ -129,6 +133,9 @@ pub(crate) struct Tuning {
     pub(crate) irq_poll: Option<PollSwitchParams>,
     /// The scheduler's parameters.
     pub(crate) sched: SchedParams,
+    /// Host stages after a device stage run on a workqueue (`host_wq`), not in the interrupt
+    /// thread.
+    pub(crate) host_wq: bool,
 }
 
 /// One bound device: the queue data of its disk.
@@ -149,6 +156,9 @@ pub(crate) struct RefluxDev {
     /// Whether the interrupt thread polls on (completions close together) or sleeps.
     #[pin]
     pub(crate) irq_wait: SpinLock<IrqWait>,
+    /// Where the host stages that follow a device stage run (`None`: in the interrupt thread).
+    /// Drained at unbind before the device can go: its items hold the device.
+    pub(crate) host_wq: Option<OwnedQueue>,
     /// Whether the device takes migrations (`CAP_MIGRATE`).
     pub(crate) can_migrate: bool,
     /// Whether it takes them through the migration mailbox (`CAP_MIGRATE_MAILBOX`) rather than
@@ -227,7 +237,18 @@ impl RefluxDev {
             pagecache_node,
             irq_poll,
             sched,
+            host_wq,
         } = tuning;
+        // Unbound: a stage runs on whichever CPU has room; MEM_RECLAIM: writeback waits on it.
+        let host_wq = if host_wq {
+            Some(OwnedQueue::new(
+                kernel::fmt!("{}-host", &*name),
+                wq_flags::UNBOUND | wq_flags::MEM_RECLAIM,
+                0,
+            )?)
+        } else {
+            None
+        };
         let switch = match irq_poll.map(PollSwitch::new) {
             None => None,
             Some(Ok(s)) => Some(s),
@@ -280,6 +301,7 @@ impl RefluxDev {
                     switch,
                     last_ns: crate::actor::exec::now_ns(),
                 }),
+                host_wq,
                 can_migrate: id.caps & abi::CAP_MIGRATE != 0,
                 mig_mailbox: id.caps & abi::CAP_MIGRATE != 0
                     && id.caps & abi::CAP_MIGRATE_MAILBOX != 0,
@@ -594,6 +616,12 @@ impl RefluxDev {
 
     /// Consumes every published completion; returns how many.
     pub(crate) fn reap(&self) -> u32 {
+        self.reap_with(None)
+    }
+
+    /// [`Self::reap`]; with `defer` (the device, from the interrupt thread), a request whose
+    /// next step is on the host goes to the host-stage workqueue instead of running here.
+    pub(crate) fn reap_with(&self, defer: Option<&Arc<RefluxDev>>) -> u32 {
         if self.health.dead.load(Ordering::Acquire) {
             // A dead device's ring is not trusted; its requests were failed.
             return 0;
@@ -638,7 +666,7 @@ impl RefluxDev {
                 head_reg.store(*head, Ordering::Release);
             }
             for e in &batch[..n] {
-                self.complete(e);
+                self.complete(e, defer);
             }
             self.note_completions(n as u64);
             total += n as u32;
@@ -673,7 +701,7 @@ impl RefluxDev {
             .map(|s| (s.mode(), s.params().sleep_above_ns))
     }
 
-    fn complete(&self, e: &CompletionEntry) {
+    fn complete(&self, e: &CompletionEntry, defer: Option<&Arc<RefluxDev>>) {
         if e.tag == self.ctrl_tag {
             *self.ctrl_done.lock() = Some(*e);
             return;
@@ -713,7 +741,32 @@ impl RefluxDev {
         } else {
             Hop::Host(e.next_stage)
         };
-        self.advance(e.tag, hop);
+        self.advance_with(e.tag, hop, defer);
+    }
+
+    /// [`Self::advance`], or, with `defer` and a step on the host next, [`Self::defer_host`].
+    fn advance_with(&self, tag: u16, hop: Hop, defer: Option<&Arc<RefluxDev>>) {
+        match (hop, defer) {
+            (Hop::Host(step), Some(dev)) => self.defer_host(dev, tag, step),
+            _ => self.advance(tag, hop),
+        }
+    }
+
+    /// Runs the host steps of request `tag` from `step` on the host-stage workqueue (dm-crypt's
+    /// way with its cipher work): the interrupt thread, a real-time thread, only reaps, the
+    /// submitter only submits, and the stages of different requests run on different CPUs. Without the queue, or if the work
+    /// item cannot be allocated without sleeping (this may be the writeback path), they run
+    /// here.
+    fn defer_host(&self, dev: &Arc<RefluxDev>, tag: u16, step: u8) {
+        if let Some(wq) = self.host_wq.as_ref() {
+            let d = dev.clone();
+            let job = move || d.advance(tag, Hop::Host(step));
+            if wq.queue().try_spawn(GFP_NOWAIT, job).is_ok() {
+                self.stats.host_deferred.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+        }
+        self.advance(tag, Hop::Host(step));
     }
 
     /// Acknowledges the interrupts raised so far: completions published after this raise a new
@@ -770,6 +823,12 @@ impl RefluxDev {
 
     /// Routes the request `tag` (again) from `step`, or parks it.
     pub(crate) fn resume(&self, tag: u16, step: u8) {
+        self.resume_with(tag, step, None)
+    }
+
+    /// [`Self::resume`]; with `defer`, a first step on the host goes to the host-stage
+    /// workqueue (see [`Self::defer_host`]).
+    pub(crate) fn resume_with(&self, tag: u16, step: u8, defer: Option<&Arc<RefluxDev>>) {
         // A request the device refused was routed before: it keeps its dispatch side.
         let (mut d, first) = match self.inflight.lock().get(usize::from(tag)) {
             Some(Some(f)) => (f.desc, f.reroutes == 0),
@@ -790,7 +849,7 @@ impl RefluxDev {
                     f.desc = d;
                     f.routed = true;
                 }
-                self.advance(tag, hop);
+                self.advance_with(tag, hop, defer);
             }
         }
     }
@@ -882,7 +941,10 @@ impl Operations for Queue {
                 reroutes: 0,
             });
         }
-        dev.resume(d.tag, 0);
+        // The host stages run on the host-stage workqueue, not in the submitter's context: the
+        // submitter goes on submitting, and the stages of its requests run on every CPU.
+        let arc: Arc<RefluxDev> = dev.into();
+        dev.resume_with(d.tag, 0, Some(&arc));
         Ok(())
     }
 
@@ -908,7 +970,7 @@ impl Handler for DevIrq {
     fn handle(&self) {
         let dev = &self.dev;
         dev.ack_irq();
-        if dev.reap() == 0 {
+        if dev.reap_with(Some(dev)) == 0 {
             return;
         }
         // The sleep/poll switch (paper §4.3: "from MWAIT to polling as inter-completion gaps
@@ -924,7 +986,7 @@ impl Handler for DevIrq {
         }
         let mut last = crate::actor::exec::now_ns();
         loop {
-            let n = dev.reap();
+            let n = dev.reap_with(Some(dev));
             let now = crate::actor::exec::now_ns();
             if n > 0 {
                 dev.stats
@@ -944,6 +1006,6 @@ impl Handler for DevIrq {
         // raised no interrupt.
         let _ = hw::set_irq(&dev.regs, true);
         dev.ack_irq();
-        dev.reap();
+        dev.reap_with(Some(dev));
     }
 }

@@ -109,6 +109,12 @@ module_param!(
 const PAGECACHE_NODE_PMR: i32 = -2;
 
 module_param!(
+    static HOST_WQ: bool = true,
+    name: "host_wq",
+    perm: 0o444,
+    desc: "run host stages on a workqueue, spread over the CPUs (0: in the submitter's context and the interrupt thread)"
+);
+module_param!(
     static IRQ_POLL: bool = true,
     name: "irq_poll",
     perm: 0o444,
@@ -461,6 +467,7 @@ impl PlatformDriver for RefluxDriver {
                     n => Some(n),
                 },
                 sched: sched_params()?,
+                host_wq: HOST_WQ.get(),
             },
         )?;
         migrate::settle_at_mount(&dev, &cfg.registration())?;
@@ -603,6 +610,11 @@ impl Drop for Bound {
         drop(self.disk.take());
         let _ = hw::set_irq(&self.dev.regs, false);
         drop(self.irq.take());
+        // Host stages taken off the interrupt path: none is queued any more (the disk and the
+        // interrupt are gone); wait for those running, which hold the device.
+        if let Some(wq) = self.dev.host_wq.as_ref() {
+            wq.drain();
+        }
         if hw::disable(&self.dev.regs, &self.dev.name).is_ok() {
             // The device checkpointed its actors as it stopped; the host's follow.
             self.dev.snapshot_host_actors();
