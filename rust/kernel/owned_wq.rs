@@ -28,6 +28,26 @@ pub mod flags {
 
 /// A workqueue owned by its creator.
 ///
+/// # Examples
+///
+/// ```
+/// use core::sync::atomic::{AtomicU32, Ordering};
+/// use kernel::owned_wq::{flags, OwnedQueue};
+/// use kernel::sync::Arc;
+///
+/// let wq = OwnedQueue::new(kernel::fmt!("doctest-wq"), flags::UNBOUND | flags::MEM_RECLAIM, 0)?;
+/// let runs = Arc::new(AtomicU32::new(0), GFP_KERNEL)?;
+/// for _ in 0..4 {
+///     let r = runs.clone();
+///     wq.queue().try_spawn(GFP_KERNEL, move || {
+///         r.fetch_add(1, Ordering::Relaxed);
+///     })?;
+/// }
+/// wq.drain();
+/// assert_eq!(runs.load(Ordering::Relaxed), 4);
+/// # Ok::<(), Error>(())
+/// ```
+///
 /// # Invariants
 ///
 /// `wq` was returned by `alloc_workqueue` and is destroyed only by `drop`.

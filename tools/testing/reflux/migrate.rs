@@ -18,22 +18,11 @@ use crate::proto::request::{epoch_tag, Request};
 
 /// Serves a validated migration descriptor; returns the completion status.
 pub(crate) fn serve(dev: &Dev, req: &Request) -> i32 {
-    let desc = req.descriptor();
     let Some(id) = req.migrating_actor() else {
         return abi::STATUS_EINVAL;
     };
     let to_device = req.route().placement() == 1;
-    match step(dev, id, desc.epochs[0], to_device) {
-        Ok(()) => abi::STATUS_OK,
-        Err(status) => {
-            pr_warn_ratelimited!(
-                "reflux.{}: migration of actor {id} to the {}: status {status}\n",
-                dev.id,
-                if to_device { "device" } else { "host" }
-            );
-            status
-        }
-    }
+    answer(dev, id, req.descriptor().epochs[0], to_device)
 }
 
 /// Serves the mailbox command `cmd` (`abi::REG_MIG_CMD`) at epoch tag `epoch`; returns the
@@ -49,12 +38,16 @@ pub(crate) fn serve_mailbox(dev: &Dev, cmd: u32, epoch: u32) -> i32 {
     if id == 0 || u32::from(id) >= dev.layout.params().nr_actors {
         return abi::STATUS_EINVAL;
     }
-    let to_device = cmd & abi::MIG_CMD_TO_DEVICE != 0;
+    answer(dev, id, epoch, cmd & abi::MIG_CMD_TO_DEVICE != 0)
+}
+
+/// The device's part for actor `id` at epoch tag `epoch`, however it was asked for: the status.
+fn answer(dev: &Dev, id: u8, epoch: u32, to_device: bool) -> i32 {
     match step(dev, id, epoch, to_device) {
         Ok(()) => abi::STATUS_OK,
         Err(status) => {
             pr_warn_ratelimited!(
-                "reflux.{}: mailbox migration of actor {id} to the {}: status {status}\n",
+                "reflux.{}: migration of actor {id} to the {}: status {status}\n",
                 dev.id,
                 if to_device { "device" } else { "host" }
             );
