@@ -354,6 +354,11 @@ impl Show for Sched {
             p.flap_window_ms,
             p.max_backoff_ms
         )?;
+        // The host frequency the next sample will scale the host's utilisation by.
+        match kernel::cpufreq_quick::permille_of_max(crate::scheduler::possible_cpus() as u32) {
+            Some(p) => writeln!(out, "host_freq_permille {p}")?,
+            None => writeln!(out, "host_freq_permille none")?,
+        }
         let log = self.dev.sched_log.lock();
         let count = log.count;
         writeln!(

@@ -17,7 +17,12 @@
 //! - Host: the CPU time ReFlux spent running host-placed stages during the epoch, over the epoch
 //!   and the possible CPUs. Not the whole machine's utilisation: in the VM the software device's
 //!   engine cores are threads on the same CPUs, and counting them as host load would make the
-//!   host look busy exactly when the device works. The VM exposes no frequency or RAPL.
+//!   host look busy exactly when the device works. Where cpufreq manages the CPUs, the
+//!   utilisation is scaled by their current frequency in permille of their hardware maximum
+//!   (`kernel::cpufreq_quick`; `proto::sched::u_host_permille`); the VM's CPUs have no cpufreq
+//!   driver, so there it is taken as measured, and the decision log shows no `host_freq`. RAPL
+//!   (package power) is not sampled: the VM has none, and the kernel gives a module no
+//!   interface to it (powercap is a sysfs interface for user space).
 //!
 //! Every decision (scores, move, throttle level) goes into a log of the last [`LOG_LEN`]
 //! epochs, shown by the `sched` debugfs file; every migration it makes is also logged to the
@@ -114,6 +119,8 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
             dev_util_permille: reg(abi::REG_CORE_UTIL_PERMILLE).min(1000),
             // At most 1000 (above).
             host_util_permille: host_util as u32,
+            // At most `nr_cpu_ids`, a `u32` in C.
+            host_freq_permille: kernel::cpufreq_quick::permille_of_max(possible_cpus() as u32),
         };
         // Each actor's share of the device engine's time since the last epoch, in permille.
         let mut delta = [0u64; crate::actor::control::MAX_ACTORS];

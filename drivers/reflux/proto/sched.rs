@@ -20,7 +20,9 @@
 //!
 //! - `T_dev = (temp − ambient) / (throttle − ambient)`, clamped to `0..=1000`: the normalised
 //!   device temperature, 0 at ambient and 1000 at the OCP throttling threshold (77 °C);
-//! - `U_host`: the host CPU utilisation;
+//! - `U_host`: the host CPU utilisation, scaled by the host's frequency where the platform
+//!   exposes it ([`Sample::host_freq_permille`]): the same work at half the maximum frequency
+//!   uses twice the share of what the CPUs could do (`U_host · 1000 / f`, at most 1000);
 //! - `Q_dev(a) = min(queue_depth(a) / q_full, 1)`: the actor's device-side queue depth, full at
 //!   `q_full` requests;
 //! - `α`, `β`, `γ`: weights in permille that sum to 1000, so that `S` is in `0..=1000` too. The
@@ -280,6 +282,9 @@ pub struct Sample {
     pub dev_util_permille: u32,
     /// The host CPU utilisation, in permille.
     pub host_util_permille: u32,
+    /// The host CPUs' current frequency in permille of their maximum (cpufreq), where the
+    /// platform exposes it; `None` (or 0) where it does not, and `U_host` is taken as it is.
+    pub host_freq_permille: Option<u32>,
 }
 
 /// One actor, as the scheduler sees it.
@@ -342,8 +347,10 @@ pub struct Decision {
     pub inflight_permille: u32,
     /// The normalised device temperature `T_dev`, in permille.
     pub t_dev_permille: u32,
-    /// The host CPU utilisation `U_host`, in permille (clamped).
+    /// The host CPU utilisation `U_host`, in permille (scaled by the frequency, clamped).
     pub u_host_permille: u32,
+    /// The host frequency the sample gave, in permille of the maximum.
+    pub host_freq_permille: Option<u32>,
     /// The device engine utilisation, in permille (clamped).
     pub dev_util_permille: u32,
     /// The number of actors considered.
@@ -383,9 +390,15 @@ impl fmt::Display for Decision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "t_dev={} u_host={} dev_util={} inflight={} throttle={} move=",
-            self.t_dev_permille,
-            self.u_host_permille,
+            "t_dev={} u_host={}",
+            self.t_dev_permille, self.u_host_permille
+        )?;
+        if let Some(freq) = self.host_freq_permille {
+            write!(f, " host_freq={freq}")?;
+        }
+        write!(
+            f,
+            " dev_util={} inflight={} throttle={} move=",
             self.dev_util_permille,
             self.inflight_permille,
             if self.throttle { "yes" } else { "no" },
@@ -447,6 +460,21 @@ const fn clamp_permille(x: u32) -> u32 {
     }
 }
 
+/// `U_host`: the host utilisation of `sample`, scaled by its frequency where given, in permille
+/// (`0..=1000`). A frequency of 0 or above 1000 is taken as not given or as the maximum.
+pub const fn u_host_permille(sample: &Sample) -> u32 {
+    let u = clamp_permille(sample.host_util_permille) as u64;
+    let u = match sample.host_freq_permille {
+        Some(f) if f > 0 && f < 1000 => u * 1000 / f as u64,
+        _ => u,
+    };
+    if u > 1000 {
+        1000
+    } else {
+        u as u32
+    }
+}
+
 /// `S = (α · T_dev + β · U_host + γ · Q_dev) / 1000` from its normalised terms.
 const fn combine(params: &SchedParams, t_dev: u32, u_host: u32, q_dev: u32) -> u32 {
     // Each product is below 2^42, the sum below 2^44: no overflow whatever the weights.
@@ -469,7 +497,7 @@ pub const fn score(params: &SchedParams, sample: &Sample, dev_queue: u32) -> u32
     combine(
         params,
         t_dev_permille(params, sample.temp_milli_c),
-        clamp_permille(sample.host_util_permille),
+        u_host_permille(sample),
         q_dev_permille(params, dev_queue),
     )
 }
@@ -545,7 +573,7 @@ impl Scheduler {
         actors: &[ActorView],
     ) -> Decision {
         let t_dev = t_dev_permille(params, sample.temp_milli_c);
-        let u_host = clamp_permille(sample.host_util_permille);
+        let u_host = u_host_permille(sample);
         let dev_util = clamp_permille(sample.dev_util_permille);
         let host_free = u_host < params.host_saturated_permille;
         let headroom =
@@ -624,6 +652,7 @@ impl Scheduler {
             inflight_permille: self.inflight_permille,
             t_dev_permille: t_dev,
             u_host_permille: u_host,
+            host_freq_permille: sample.host_freq_permille,
             dev_util_permille: dev_util,
             actors: actors.len(),
             scores,

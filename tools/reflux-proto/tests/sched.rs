@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use reflux_proto::pipeline::Side;
 use reflux_proto::sched::{
-    q_dev_permille, score, t_dev_permille, ActorScore, ActorView, Move, Sample, SchedError,
-    SchedParams, Scheduler, MAX_BACKOFF_MS, MAX_DWELL_MS, MAX_LOGGED, MAX_TRACKED,
+    q_dev_permille, score, t_dev_permille, u_host_permille, ActorScore, ActorView, Move, Sample,
+    SchedError, SchedParams, Scheduler, MAX_BACKOFF_MS, MAX_DWELL_MS, MAX_LOGGED, MAX_TRACKED,
 };
 use reflux_proto::thermal::{MAX_MILLI_C, OCP_THROTTLE_MILLI_C};
 
@@ -19,6 +19,7 @@ fn sample(now_ns: u64, temp_milli_c: u32, host_util_permille: u32) -> Sample {
         temp_milli_c,
         dev_util_permille: 0,
         host_util_permille,
+        host_freq_permille: None,
     }
 }
 
@@ -534,6 +535,7 @@ fn offload_needs_headroom_and_a_low_score() {
             temp_milli_c: temp,
             dev_util_permille: dev_util,
             host_util_permille: host_util,
+            host_freq_permille: None,
         };
         Scheduler::new().step(&P, &smp, &actors).migrate
     };
@@ -665,6 +667,7 @@ fn decisions_print_as_one_line() {
             temp_milli_c: 70_000,
             dev_util_permille: 1500,
             host_util_permille: 300,
+            host_freq_permille: None,
         },
         &actors,
     );
@@ -725,6 +728,7 @@ fn invalid_parameters_are_safe() {
                 temp_milli_c: u32::MAX,
                 dev_util_permille: u32::MAX,
                 host_util_permille: u32::MAX,
+                host_freq_permille: Some(i as u32),
             };
             let d = s.step(&p, &smp, &actors);
             assert!((1..=1000).contains(&d.inflight_permille));
@@ -796,7 +800,7 @@ proptest! {
         for (i, &(temp, dev_util, host_util)) in epochs.iter().enumerate() {
             let now = (i as u64 + 1) * 10 * MS;
             let smp = Sample { now_ns: now, temp_milli_c: temp, dev_util_permille: dev_util,
-                host_util_permille: host_util };
+                host_util_permille: host_util, host_freq_permille: None };
             let d = s.step(&P, &smp, &actors);
             prop_assert!((P.min_inflight_permille..=1000).contains(&d.inflight_permille));
             prop_assert_eq!(d.scores().len(), actors.len().min(MAX_LOGGED));
@@ -973,4 +977,41 @@ fn flap_parameters_are_validated_and_logged() {
         line.contains("move=1:dev->host(s=790) flap hold=200ms scores="),
         "{line}"
     );
+}
+
+#[test]
+fn a_slower_host_counts_as_busier() {
+    let at = |util, freq| {
+        u_host_permille(&Sample {
+            host_freq_permille: freq,
+            ..sample(0, 35_000, util)
+        })
+    };
+    // Not exposed, 0, the maximum or above: as measured.
+    assert_eq!(at(300, None), 300);
+    assert_eq!(at(300, Some(0)), 300);
+    assert_eq!(at(300, Some(1000)), 300);
+    assert_eq!(at(300, Some(1200)), 300);
+    // Half the frequency: twice the share, at most 1000.
+    assert_eq!(at(300, Some(500)), 600);
+    assert_eq!(at(600, Some(500)), 1000);
+    assert_eq!(at(u32::MAX, Some(1)), 1000);
+    // It moves the score and the saturation test: 40 % busy at 40 % of the maximum frequency
+    // is a saturated host, which takes no upload (it throttles instead).
+    let actors = [actor(1, Side::Device, 32)];
+    let smp = Sample {
+        host_freq_permille: Some(400),
+        ..sample(0, 77_000, 400)
+    };
+    let d = Scheduler::new().step(&P, &smp, &actors);
+    assert_eq!(
+        (d.migrate, d.throttle, d.u_host_permille),
+        (None, true, 1000)
+    );
+    assert_eq!(d.host_freq_permille, Some(400));
+    assert!(d
+        .to_string()
+        .starts_with("t_dev=1000 u_host=1000 host_freq=400 dev_util=0 "));
+    let d = Scheduler::new().step(&P, &sample(0, 77_000, 400), &actors);
+    assert_eq!(d.migrate, upload(1, 820));
 }
