@@ -23,6 +23,7 @@ use kernel::{
     str::CString,
     sync::{Arc, ArcBorrow, Mutex, SpinLock},
     types::ARef,
+    workqueue::{new_work, Work, WorkItem},
 };
 
 use crate::{
@@ -104,6 +105,47 @@ pub(crate) struct Stats {
     pub(crate) irq_polled: AtomicU64,
     /// Host steps the interrupt thread handed to the host-stage workqueue.
     pub(crate) host_deferred: AtomicU64,
+}
+
+/// The host steps of one request, queued on the host-stage workqueue.
+///
+/// Its own work item type, not the crate's `Queue::try_spawn`: that one's lock class key is a
+/// static of the `kernel` crate while its name is in this module, so after the module is
+/// reloaded lockdep finds the key under the old module's (freed) name and warns.
+#[pin_data]
+struct HostJob {
+    #[pin]
+    work: Work<HostJob>,
+    dev: Arc<RefluxDev>,
+    tag: u16,
+    step: u8,
+}
+
+kernel::impl_has_work! {
+    impl HasWork<Self> for HostJob { self.work }
+}
+
+impl HostJob {
+    /// A job for request `tag` from `step`, allocated without sleeping.
+    fn new(dev: &Arc<RefluxDev>, tag: u16, step: u8) -> Result<Pin<KBox<Self>>> {
+        KBox::pin_init(
+            pin_init!(Self {
+                work <- new_work!("reflux host stage"),
+                dev: dev.clone(),
+                tag,
+                step,
+            }),
+            GFP_NOWAIT,
+        )
+    }
+}
+
+impl WorkItem for HostJob {
+    type Pointer = Pin<KBox<Self>>;
+
+    fn run(this: Pin<KBox<Self>>) {
+        this.dev.advance(this.tag, Hop::Host(this.step));
+    }
 }
 
 /// The interrupt path's sleep/poll switch (`proto::poll_switch`) and the time of the last
@@ -759,9 +801,8 @@ impl RefluxDev {
     /// here.
     fn defer_host(&self, dev: &Arc<RefluxDev>, tag: u16, step: u8) {
         if let Some(wq) = self.host_wq.as_ref() {
-            let d = dev.clone();
-            let job = move || d.advance(tag, Hop::Host(step));
-            if wq.queue().try_spawn(GFP_NOWAIT, job).is_ok() {
+            if let Ok(job) = HostJob::new(dev, tag, step) {
+                wq.queue().enqueue(job);
                 self.stats.host_deferred.fetch_add(1, Ordering::Relaxed);
                 return;
             }

@@ -24,23 +24,28 @@ pub fn hw_max_khz(cpu: u32) -> Option<u32> {
     (f != 0).then_some(f)
 }
 
-/// The mean over CPUs `0..nr_cpus` that cpufreq manages of their current frequency in permille
-/// of their hardware maximum (at most 1000); `None` if it manages none of them.
+/// The mean over CPUs `0..nr_cpus` (at most `nr_cpu_ids`) that cpufreq manages of their current
+/// frequency in permille of their hardware maximum (at most 1000); `None` if it manages none of
+/// them.
 ///
 /// # Examples
 ///
 /// ```
 /// use kernel::cpufreq_quick;
 ///
-/// match cpufreq_quick::permille_of_max(4) {
+/// // More CPUs than there are ask for no more than there are.
+/// match cpufreq_quick::permille_of_max(u32::MAX) {
 ///     Some(p) => assert!(p <= 1000),
 ///     // No cpufreq driver (a virtual machine): nothing to scale by.
 ///     None => assert_eq!(cpufreq_quick::cur_khz(0), None),
 /// }
 /// ```
 pub fn permille_of_max(nr_cpus: u32) -> Option<u32> {
+    // SAFETY: `nr_cpu_ids` is set once at boot, before modules load, and only read after.
+    let ids = unsafe { bindings::nr_cpu_ids };
     let (mut sum, mut n) = (0u64, 0u64);
-    for cpu in 0..nr_cpus {
+    // cpufreq warns about a CPU number past `nr_cpu_ids`.
+    for cpu in 0..nr_cpus.min(ids) {
         if let (Some(cur), Some(max)) = (cur_khz(cpu), hw_max_khz(cpu)) {
             sum += (u64::from(cur) * 1000 / u64::from(max)).min(1000);
             n += 1;
