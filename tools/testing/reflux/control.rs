@@ -201,13 +201,18 @@ impl Controller {
         // Acquire: the command and epoch the host wrote before the sequence.
         let seq = dev.reg32(abi::REG_MIG_SEQ, Ordering::Acquire);
         if seq != self.mig_seen {
+            let cmd = dev.reg32(abi::REG_MIG_CMD, Ordering::Relaxed);
+            let epoch = dev.reg32(abi::REG_MIG_EPOCH, Ordering::Relaxed);
+            // The two reads before the sequence's second read. A host that gave up on a command
+            // (its timeout) may post the next one while this reads: then the sequence moved,
+            // and the command is read again, whole, at the next turn.
+            core::sync::atomic::fence(Ordering::Acquire);
+            if dev.reg32(abi::REG_MIG_SEQ, Ordering::Relaxed) != seq {
+                return true;
+            }
             self.mig_seen = seq;
             let t0 = now_ns();
-            let status = crate::migrate::serve_mailbox(
-                dev,
-                dev.reg32(abi::REG_MIG_CMD, Ordering::Relaxed),
-                dev.reg32(abi::REG_MIG_EPOCH, Ordering::Relaxed),
-            );
+            let status = crate::migrate::serve_mailbox(dev, cmd, epoch);
             let ns = u32::try_from(now_ns().saturating_sub(t0)).unwrap_or(u32::MAX);
             // `STATUS_*` as the register's bits.
             dev.set_reg32(abi::REG_MIG_STATUS, status as u32, Ordering::Relaxed);
