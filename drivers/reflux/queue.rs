@@ -103,7 +103,7 @@ pub(crate) struct Stats {
     pub(crate) stored_bytes: AtomicU64,
     /// Completions the interrupt thread found by polling on, with the interrupt off.
     pub(crate) irq_polled: AtomicU64,
-    /// Host steps the interrupt thread handed to the host-stage workqueue.
+    /// Host steps handed to the host-stage workqueue.
     pub(crate) host_deferred: AtomicU64,
 }
 
@@ -127,11 +127,11 @@ kernel::impl_has_work! {
 
 impl HostJob {
     /// A job for request `tag` from `step`, allocated without sleeping.
-    fn new(dev: &Arc<RefluxDev>, tag: u16, step: u8) -> Result<Pin<KBox<Self>>> {
+    fn new(dev: ArcBorrow<'_, RefluxDev>, tag: u16, step: u8) -> Result<Pin<KBox<Self>>> {
         KBox::pin_init(
             pin_init!(Self {
                 work <- new_work!("reflux host stage"),
-                dev: dev.clone(),
+                dev: dev.into(),
                 tag,
                 step,
             }),
@@ -175,8 +175,8 @@ pub(crate) struct Tuning {
     pub(crate) irq_poll: Option<PollSwitchParams>,
     /// The scheduler's parameters.
     pub(crate) sched: SchedParams,
-    /// Host stages after a device stage run on a workqueue (`host_wq`), not in the interrupt
-    /// thread.
+    /// Host stages run on a workqueue (`host_wq`), not in the submitter's context or the
+    /// interrupt thread.
     pub(crate) host_wq: bool,
 }
 
@@ -198,7 +198,8 @@ pub(crate) struct RefluxDev {
     /// Whether the interrupt thread polls on (completions close together) or sleeps.
     #[pin]
     pub(crate) irq_wait: SpinLock<IrqWait>,
-    /// Where the host stages that follow a device stage run (`None`: in the interrupt thread).
+    /// Where host stages run (`None`: where they are found, in the submitter's context or the
+    /// interrupt thread).
     /// Drained at unbind before the device can go: its items hold the device.
     pub(crate) host_wq: Option<OwnedQueue>,
     /// Whether the device takes migrations (`CAP_MIGRATE`).
@@ -663,7 +664,7 @@ impl RefluxDev {
 
     /// [`Self::reap`]; with `defer` (the device, from the interrupt thread), a request whose
     /// next step is on the host goes to the host-stage workqueue instead of running here.
-    pub(crate) fn reap_with(&self, defer: Option<&Arc<RefluxDev>>) -> u32 {
+    pub(crate) fn reap_with(&self, defer: Option<ArcBorrow<'_, RefluxDev>>) -> u32 {
         if self.health.dead.load(Ordering::Acquire) {
             // A dead device's ring is not trusted; its requests were failed.
             return 0;
@@ -743,7 +744,7 @@ impl RefluxDev {
             .map(|s| (s.mode(), s.params().sleep_above_ns))
     }
 
-    fn complete(&self, e: &CompletionEntry, defer: Option<&Arc<RefluxDev>>) {
+    fn complete(&self, e: &CompletionEntry, defer: Option<ArcBorrow<'_, RefluxDev>>) {
         if e.tag == self.ctrl_tag {
             *self.ctrl_done.lock() = Some(*e);
             return;
@@ -787,7 +788,7 @@ impl RefluxDev {
     }
 
     /// [`Self::advance`], or, with `defer` and a step on the host next, [`Self::defer_host`].
-    fn advance_with(&self, tag: u16, hop: Hop, defer: Option<&Arc<RefluxDev>>) {
+    fn advance_with(&self, tag: u16, hop: Hop, defer: Option<ArcBorrow<'_, RefluxDev>>) {
         match (hop, defer) {
             (Hop::Host(step), Some(dev)) => self.defer_host(dev, tag, step),
             _ => self.advance(tag, hop),
@@ -796,10 +797,11 @@ impl RefluxDev {
 
     /// Runs the host steps of request `tag` from `step` on the host-stage workqueue (dm-crypt's
     /// way with its cipher work): the interrupt thread, a real-time thread, only reaps, the
-    /// submitter only submits, and the stages of different requests run on different CPUs. Without the queue, or if the work
-    /// item cannot be allocated without sleeping (this may be the writeback path), they run
-    /// here.
-    fn defer_host(&self, dev: &Arc<RefluxDev>, tag: u16, step: u8) {
+    /// submitter only submits, and the stages of different requests run on different CPUs.
+    /// Without the queue, or if the work item cannot be allocated without sleeping (this may be
+    /// the writeback path), they run here. `dev` is this device, borrowed from its `Arc`: a
+    /// job holds a reference, taken only when one is queued.
+    fn defer_host(&self, dev: ArcBorrow<'_, RefluxDev>, tag: u16, step: u8) {
         if let Some(wq) = self.host_wq.as_ref() {
             if let Ok(job) = HostJob::new(dev, tag, step) {
                 wq.queue().enqueue(job);
@@ -869,7 +871,7 @@ impl RefluxDev {
 
     /// [`Self::resume`]; with `defer`, a first step on the host goes to the host-stage
     /// workqueue (see [`Self::defer_host`]).
-    pub(crate) fn resume_with(&self, tag: u16, step: u8, defer: Option<&Arc<RefluxDev>>) {
+    pub(crate) fn resume_with(&self, tag: u16, step: u8, defer: Option<ArcBorrow<'_, RefluxDev>>) {
         // A request the device refused was routed before: it keeps its dispatch side.
         let (mut d, first) = match self.inflight.lock().get(usize::from(tag)) {
             Some(Some(f)) => (f.desc, f.reroutes == 0),
@@ -984,8 +986,7 @@ impl Operations for Queue {
         }
         // The host stages run on the host-stage workqueue, not in the submitter's context: the
         // submitter goes on submitting, and the stages of its requests run on every CPU.
-        let arc: Arc<RefluxDev> = dev.into();
-        dev.resume_with(d.tag, 0, Some(&arc));
+        dev.resume_with(d.tag, 0, Some(dev));
         Ok(())
     }
 
@@ -1011,7 +1012,7 @@ impl Handler for DevIrq {
     fn handle(&self) {
         let dev = &self.dev;
         dev.ack_irq();
-        if dev.reap_with(Some(dev)) == 0 {
+        if dev.reap_with(Some(dev.as_arc_borrow())) == 0 {
             return;
         }
         // The sleep/poll switch (paper §4.3: "from MWAIT to polling as inter-completion gaps
@@ -1027,7 +1028,7 @@ impl Handler for DevIrq {
         }
         let mut last = crate::actor::exec::now_ns();
         loop {
-            let n = dev.reap_with(Some(dev));
+            let n = dev.reap_with(Some(dev.as_arc_borrow()));
             let now = crate::actor::exec::now_ns();
             if n > 0 {
                 dev.stats
@@ -1047,6 +1048,6 @@ impl Handler for DevIrq {
         // raised no interrupt.
         let _ = hw::set_irq(&dev.regs, true);
         dev.ack_irq();
-        dev.reap_with(Some(dev));
+        dev.reap_with(Some(dev.as_arc_borrow()));
     }
 }
