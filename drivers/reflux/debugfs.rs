@@ -339,7 +339,7 @@ impl Show for Sched {
         let p = &self.dev.sched_params;
         writeln!(
             out,
-            "epoch_ms {} alpha {} beta {} gamma {} theta {} theta_low {} dwell_ms {} q_full {} host_saturated {} headroom_temp {} headroom_util {} flap_window_ms {} max_backoff_ms {}",
+            "epoch_ms {} alpha {} beta {} gamma {} theta {} theta_low {} dwell_ms {} q_full {} host_saturated {} headroom_temp {} headroom_util {} flap_window_ms {} max_backoff_ms {} lookahead_max_ms {}",
             p.epoch_ms,
             p.alpha_permille,
             p.beta_permille,
@@ -352,7 +352,8 @@ impl Show for Sched {
             p.headroom_temp_permille,
             p.headroom_util_permille,
             p.flap_window_ms,
-            p.max_backoff_ms
+            p.max_backoff_ms,
+            p.lookahead_max_ms
         )?;
         // The host frequency the next sample will scale the host's utilisation by.
         match kernel::cpufreq_quick::permille_of_max(crate::scheduler::possible_cpus() as u32) {
@@ -363,10 +364,12 @@ impl Show for Sched {
         let count = log.count;
         writeln!(
             out,
-            "epochs {count} failed_moves {} flaps {} inflight_permille {}",
+            "epochs {count} failed_moves {} flaps {} inflight_permille {} slope_mc_per_s {} upload_us {}",
             log.failed_moves,
             log.flaps,
-            self.dev.inflight_permille()
+            self.dev.inflight_permille(),
+            log.slope_milli_c_per_s,
+            log.upload_ns / 1000
         )?;
         let n = count.min(log.entries.len() as u64);
         for i in count - n..count {

@@ -248,6 +248,12 @@ module_param!(
     perm: 0o444,
     desc: "the longest a flapping stage is held on the host, ms (5000)"
 );
+module_param!(
+    static SCHED_LOOKAHEAD_MAX_MS: u32 = SchedParams::DEFAULT.lookahead_max_ms,
+    name: "sched_lookahead_max_ms",
+    perm: 0o444,
+    desc: "device stages are scored at the temperature projected for when an upload decided now would be done, at most this far ahead, ms (500; 0: the temperature now)"
+);
 
 /// The scheduler's parameters from the module parameters, checked.
 fn sched_params() -> Result<SchedParams> {
@@ -266,6 +272,7 @@ fn sched_params() -> Result<SchedParams> {
         min_inflight_permille: SCHED_MIN_INFLIGHT.get(),
         flap_window_ms: SCHED_FLAP_WINDOW_MS.get(),
         max_backoff_ms: SCHED_MAX_BACKOFF_MS.get(),
+        lookahead_max_ms: SCHED_LOOKAHEAD_MAX_MS.get(),
         ..SchedParams::DEFAULT
     };
     p.validate().map_err(|e| {

@@ -53,6 +53,10 @@ pub(crate) struct SchedLog {
     pub(crate) failed_moves: u64,
     /// Uploads that were flaps (see `proto::sched`).
     pub(crate) flaps: u64,
+    /// The thermal lookahead's temperature rate, in milli-°C per second.
+    pub(crate) slope_milli_c_per_s: i64,
+    /// The thermal lookahead's horizon before its cap: the time uploads took, in nanoseconds.
+    pub(crate) upload_ns: u64,
 }
 
 impl SchedLog {
@@ -62,6 +66,8 @@ impl SchedLog {
             count: 0,
             failed_moves: 0,
             flaps: 0,
+            slope_milli_c_per_s: 0,
+            upload_ns: 0,
         })
     }
 }
@@ -167,11 +173,17 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
         dev.set_inflight_permille(decision.inflight_permille);
         if let Some(m) = decision.migrate {
             match dev.migrate(m.actor, m.to) {
-                Ok(r) => pr_info!(
-                    "{}: scheduler moved {m} in {} us: {decision}\n",
-                    &*dev.name,
-                    r.total_ns / 1000
-                ),
+                Ok(r) => {
+                    if matches!(m.to, crate::proto::pipeline::Side::Host) {
+                        // Until the stage left the device: the rebuild on the host is not.
+                        sched.learn_upload_ns(r.total_ns.saturating_sub(r.rebuild_ns));
+                    }
+                    pr_info!(
+                        "{}: scheduler moved {m} in {} us: {decision}\n",
+                        &*dev.name,
+                        r.total_ns / 1000
+                    )
+                }
                 // A migration started by hand between the sample and now, or a drain timeout.
                 Err(e) => {
                     pr_warn!("{}: scheduler could not move {m}: {e:?}\n", &*dev.name);
@@ -186,6 +198,8 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
         }
         log.count += 1;
         log.flaps = sched.flaps();
+        log.slope_milli_c_per_s = sched.slope_milli_c_per_s();
+        log.upload_ns = sched.upload_ns();
     }
     0
 }

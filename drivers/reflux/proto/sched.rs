@@ -61,6 +61,27 @@
 //! The hold applies to offloads only; uploads always take the plain dwell, so that a hot device
 //! is relieved as fast as before. `flap_window_ms = 0` turns the back-off off.
 //!
+//! # Thermal lookahead (ours; the paper assumes a migration is instant)
+//!
+//! The threshold test looks at the temperature now, but an upload takes the stage off the
+//! device only once the device has drained the requests it holds, and the device keeps heating
+//! meanwhile. Where a drain takes milliseconds and the temperature moves over seconds (the
+//! paper's regime) that does not matter; where a drain is a good fraction of the thermal time
+//! constant (a slow device at depth 32, a fast-heating one), the device passes the throttle
+//! threshold during the drain of an upload decided just below it. So the scheduler scores a
+//! device-placed actor at the temperature the device is projected to reach when an upload
+//! decided now would be done: `T + max(dT/dt, 0) · h`, where `dT/dt` is the temperature's rate
+//! of change (a moving average over epochs: `(3 · old + new) / 4`) and the horizon `h` is the
+//! time uploads took so far (the same average over the times the driver reports with
+//! [`Scheduler::learn_upload_ns`]), at most `lookahead_max_ms`. The projection is linear, which
+//! overestimates a first-order thermal system approaching its steady state: it errs toward
+//! uploading early. Offloads keep the measured temperature (a cooling device needs no
+//! lookahead to be judged cool). The throttle test takes the projected score too: a device
+//! projected to overheat while the host is saturated is saturated as well. Before the first
+//! reported upload the horizon is the cap itself: the first upload errs early, not late. With
+//! `lookahead_max_ms = 0` the horizon is 0 and the scheme is the paper's. On a device whose
+//! temperature moves by a degree a second the projection adds half a degree at most.
+//!
 //! # Throttling
 //!
 //! When both sides are saturated (a device-placed actor scores above `θ`, but the host is
@@ -79,7 +100,7 @@
 //! throttle 77 °C, a full queue of 32 requests; `θ` = 650, `θ_low` = 400; the host is saturated at
 //! 950; the device has headroom below `T_dev` 500 (56 °C) and 800 engine utilisation; a 100 ms
 //! dwell; throttling down to 125; a flap is an upload within 1 s of the offload, and the offload
-//! hold grows to at most 5 s.
+//! hold grows to at most 5 s; the lookahead horizon is at most 500 ms.
 //!
 //! Then, with the host 30 % busy, a device-placed actor with a full queue is uploaded from
 //! 65.3 °C on (`T_dev` ≥ 722), well before the device throttles at 77 °C; with a half-full queue
@@ -106,6 +127,10 @@ pub const MAX_DWELL_MS: u32 = 10_000;
 
 /// The longest offload hold the flap back-off sets, in milliseconds.
 pub const MAX_BACKOFF_MS: u32 = 60_000;
+
+/// The fastest temperature change the lookahead believes, in milli-°C per second (200 °C per
+/// millisecond, far beyond any device): bounds the projection's arithmetic.
+pub const MAX_SLOPE_MILLI_C_PER_S: i64 = MAX_MILLI_C as i64 * 1000;
 
 /// Actors whose flaps the scheduler tracks: ids `0..MAX_TRACKED` (the driver's actor table has as
 /// many slots). An actor with a larger id gets no back-off.
@@ -155,6 +180,9 @@ pub struct SchedParams {
     pub flap_window_ms: u32,
     /// The longest offload hold a flap sets, in milliseconds (at most [`MAX_BACKOFF_MS`]).
     pub max_backoff_ms: u32,
+    /// The longest horizon of the thermal lookahead, in milliseconds (at most [`MAX_DWELL_MS`];
+    /// 0: no lookahead).
+    pub lookahead_max_ms: u32,
 }
 
 impl SchedParams {
@@ -176,6 +204,7 @@ impl SchedParams {
         min_inflight_permille: 125,
         flap_window_ms: 1_000,
         max_backoff_ms: 5_000,
+        lookahead_max_ms: 500,
     };
 
     /// Checks the parameters.
@@ -214,6 +243,9 @@ impl SchedParams {
         if self.flap_window_ms > MAX_DWELL_MS || self.max_backoff_ms > MAX_BACKOFF_MS {
             return Err(SchedError::Backoff);
         }
+        if self.lookahead_max_ms > MAX_DWELL_MS {
+            return Err(SchedError::Lookahead);
+        }
         Ok(())
     }
 }
@@ -251,6 +283,8 @@ pub enum SchedError {
     MinInflight,
     /// A flap window above [`MAX_DWELL_MS`] or a back-off above [`MAX_BACKOFF_MS`].
     Backoff,
+    /// A lookahead horizon above [`MAX_DWELL_MS`].
+    Lookahead,
 }
 
 impl fmt::Display for SchedError {
@@ -266,6 +300,7 @@ impl fmt::Display for SchedError {
             Self::Dwell => "dwell must be at most 10000 ms",
             Self::MinInflight => "minimum in-flight fraction must be in 1..=1000 permille",
             Self::Backoff => "flap window must be at most 10000 ms and back-off at most 60000 ms",
+            Self::Lookahead => "lookahead horizon must be at most 10000 ms",
         };
         f.write_str(msg)
     }
@@ -347,6 +382,9 @@ pub struct Decision {
     pub inflight_permille: u32,
     /// The normalised device temperature `T_dev`, in permille.
     pub t_dev_permille: u32,
+    /// `T_dev` at the projected temperature device-placed actors were scored at (see the
+    /// thermal lookahead), in permille; `t_dev_permille` without a lookahead.
+    pub t_proj_permille: u32,
     /// The host CPU utilisation `U_host`, in permille (scaled by the frequency, clamped).
     pub u_host_permille: u32,
     /// The host frequency the sample gave, in permille of the maximum.
@@ -393,6 +431,9 @@ impl fmt::Display for Decision {
             "t_dev={} u_host={}",
             self.t_dev_permille, self.u_host_permille
         )?;
+        if self.t_proj_permille != self.t_dev_permille {
+            write!(f, " t_proj={}", self.t_proj_permille)?;
+        }
         if let Some(freq) = self.host_freq_permille {
             write!(f, " host_freq={freq}")?;
         }
@@ -502,6 +543,43 @@ pub const fn score(params: &SchedParams, sample: &Sample, dev_queue: u32) -> u32
     )
 }
 
+/// The temperature `horizon_ns` after one of `temp_milli_c`, changing at `slope_milli_c_per_s`:
+/// the linear projection of the thermal lookahead. A falling temperature is not projected (the
+/// lookahead only brings uploads forward); the slope is clamped to
+/// [`MAX_SLOPE_MILLI_C_PER_S`], the horizon to [`MAX_DWELL_MS`], the result to [`MAX_MILLI_C`]
+/// (or `temp_milli_c`, if above).
+pub const fn project_milli_c(temp_milli_c: u32, slope_milli_c_per_s: i64, horizon_ns: u64) -> u32 {
+    if slope_milli_c_per_s <= 0 {
+        return temp_milli_c;
+    }
+    let slope = if slope_milli_c_per_s > MAX_SLOPE_MILLI_C_PER_S {
+        MAX_SLOPE_MILLI_C_PER_S
+    } else {
+        slope_milli_c_per_s
+    } as u64;
+    let max_h = MAX_DWELL_MS as u64 * NS_PER_MS;
+    let h = if horizon_ns > max_h {
+        max_h
+    } else {
+        horizon_ns
+    };
+    // `slope <= 2·10^8` and `h <= 10^10`: the product is below 2^64.
+    let rise = slope * h / 1_000_000_000;
+    let t = temp_milli_c as u64 + rise;
+    if temp_milli_c >= MAX_MILLI_C {
+        temp_milli_c
+    } else if t > MAX_MILLI_C as u64 {
+        MAX_MILLI_C
+    } else {
+        t as u32
+    }
+}
+
+/// `(3 · old + new) / 4`, the moving average of the lookahead's rate and horizon.
+const fn average(old: i64, new: i64) -> i64 {
+    old.saturating_mul(3).saturating_add(new) / 4
+}
+
 /// How long ago `actor` last migrated, at `now_ns`: `None` if never, 0 if "after now".
 const fn move_age(actor: &ActorView, now_ns: u64) -> Option<u64> {
     match actor.last_move_ns {
@@ -534,10 +612,18 @@ const fn movable(actor: &ActorView, now_ns: u64, dwell_ns: u64) -> bool {
 ///
 /// # Invariants
 ///
-/// `inflight_permille` is in `1..=1000`.
+/// `inflight_permille` is in `1..=1000`; `slope` is within
+/// `±MAX_SLOPE_MILLI_C_PER_S`; `upload_ns` is at most `MAX_DWELL_MS` in nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Scheduler {
     inflight_permille: u32,
+    /// The last sample's time and temperature, for the rate of change.
+    last_temp: Option<(u64, u32)>,
+    /// The temperature's rate of change (moving average), in milli-°C per second.
+    slope: i64,
+    /// The time uploads took (moving average), in nanoseconds; 0 before the first (the
+    /// lookahead then takes its cap).
+    upload_ns: u64,
     /// Per actor id: the offload hold the flap back-off set, in milliseconds (0: the dwell).
     hold_ms: [u32; MAX_TRACKED],
     epochs: u64,
@@ -549,9 +635,12 @@ pub struct Scheduler {
 impl Scheduler {
     /// A scheduler that has not throttled.
     pub const fn new() -> Self {
-        // INVARIANT: 1000 is in range.
+        // INVARIANT: 1000 is in range; a zero slope and horizon are.
         Self {
             inflight_permille: 1000,
+            last_temp: None,
+            slope: 0,
+            upload_ns: 0,
             hold_ms: [0; MAX_TRACKED],
             epochs: 0,
             moves: 0,
@@ -572,7 +661,18 @@ impl Scheduler {
         sample: &Sample,
         actors: &[ActorView],
     ) -> Decision {
+        self.observe(sample);
         let t_dev = t_dev_permille(params, sample.temp_milli_c);
+        let cap_ns = u64::from(params.lookahead_max_ms) * NS_PER_MS;
+        // Until an upload was measured, the longest horizon allowed: the first upload errs early.
+        let horizon_ns = if self.upload_ns == 0 {
+            cap_ns
+        } else {
+            self.upload_ns.min(cap_ns)
+        };
+        let projected = project_milli_c(sample.temp_milli_c, self.slope, horizon_ns);
+        // At least `t_dev`: the projection never lowers the temperature.
+        let t_proj = t_dev_permille(params, projected).max(t_dev);
         let u_host = u_host_permille(sample);
         let dev_util = clamp_permille(sample.dev_util_permille);
         let host_free = u_host < params.host_saturated_permille;
@@ -585,7 +685,11 @@ impl Scheduler {
         let mut offload: Option<Move> = None;
         let mut saturated = false;
         for (i, a) in actors.iter().enumerate() {
-            let s = combine(params, t_dev, u_host, q_dev_permille(params, a.dev_queue));
+            let t = match a.side {
+                Side::Device => t_proj,
+                Side::Host => t_dev,
+            };
+            let s = combine(params, t, u_host, q_dev_permille(params, a.dev_queue));
             if let Some(slot) = scores.get_mut(i) {
                 *slot = ActorScore {
                     id: a.id,
@@ -651,6 +755,7 @@ impl Scheduler {
             throttle: saturated,
             inflight_permille: self.inflight_permille,
             t_dev_permille: t_dev,
+            t_proj_permille: t_proj,
             u_host_permille: u_host,
             host_freq_permille: sample.host_freq_permille,
             dev_util_permille: dev_util,
@@ -658,6 +763,55 @@ impl Scheduler {
             scores,
             logged: actors.len().min(MAX_LOGGED),
         }
+    }
+
+    /// Updates the temperature's rate of change with `sample`. A sample no later than the last
+    /// one leaves the rate alone (a clock going backwards restarts from it).
+    fn observe(&mut self, sample: &Sample) {
+        let now = (sample.now_ns, sample.temp_milli_c);
+        let Some((t0, temp0)) = self.last_temp else {
+            self.last_temp = Some(now);
+            return;
+        };
+        if sample.now_ns == t0 {
+            return;
+        }
+        self.last_temp = Some(now);
+        let Some(dt) = sample.now_ns.checked_sub(t0) else {
+            return;
+        };
+        let dt = i64::try_from(dt).unwrap_or(i64::MAX);
+        let d = i64::from(sample.temp_milli_c) - i64::from(temp0);
+        let rate = (d.saturating_mul(1_000_000_000) / dt)
+            .clamp(-MAX_SLOPE_MILLI_C_PER_S, MAX_SLOPE_MILLI_C_PER_S);
+        // INVARIANT: the average of two values within the bound is within it.
+        self.slope = average(self.slope, rate);
+    }
+
+    /// Tells the scheduler an upload took `ns` nanoseconds, from its decision until the
+    /// device's part was done (drain, checkpoint, hand-over): the horizon of the thermal
+    /// lookahead follows the moving average of these (before the first, it is the cap).
+    pub fn learn_upload_ns(&mut self, ns: u64) {
+        let max = i64::from(MAX_DWELL_MS) * NS_PER_MS as i64;
+        let ns = i64::try_from(ns).unwrap_or(max).min(max);
+        let avg = if self.upload_ns == 0 {
+            ns
+        } else {
+            // At most `max`, which fits.
+            average(self.upload_ns as i64, ns)
+        };
+        // INVARIANT: an average of values in `0..=max` is in `0..=max`.
+        self.upload_ns = avg.max(0) as u64;
+    }
+
+    /// The temperature's rate of change the lookahead uses, in milli-°C per second.
+    pub const fn slope_milli_c_per_s(&self) -> i64 {
+        self.slope
+    }
+
+    /// The time uploads took (moving average), in nanoseconds; 0 before the first.
+    pub const fn upload_ns(&self) -> u64 {
+        self.upload_ns
     }
 
     /// The offload hold of actor `id`, in nanoseconds (0: none beyond the dwell).

@@ -5,8 +5,9 @@
 use proptest::prelude::*;
 use reflux_proto::pipeline::Side;
 use reflux_proto::sched::{
-    q_dev_permille, score, t_dev_permille, u_host_permille, ActorScore, ActorView, Move, Sample,
-    SchedError, SchedParams, Scheduler, MAX_BACKOFF_MS, MAX_DWELL_MS, MAX_LOGGED, MAX_TRACKED,
+    project_milli_c, q_dev_permille, score, t_dev_permille, u_host_permille, ActorScore, ActorView,
+    Move, Sample, SchedError, SchedParams, Scheduler, MAX_BACKOFF_MS, MAX_DWELL_MS, MAX_LOGGED,
+    MAX_SLOPE_MILLI_C_PER_S, MAX_TRACKED,
 };
 use reflux_proto::thermal::{MAX_MILLI_C, OCP_THROTTLE_MILLI_C};
 
@@ -80,7 +81,9 @@ fn defaults_are_valid_and_documented() {
     assert_eq!(P.dwell_ms, 100);
     assert_eq!(P.min_inflight_permille, 125);
     assert_eq!((P.flap_window_ms, P.max_backoff_ms), (1_000, 5_000));
+    assert_eq!(P.lookahead_max_ms, 500);
     let s = Scheduler::new();
+    assert_eq!((s.slope_milli_c_per_s(), s.upload_ns()), (0, 0));
     assert_eq!(s, Scheduler::default());
     assert_eq!(s.inflight_permille(), 1000);
     assert_eq!((s.epochs(), s.moves(), s.throttled_epochs()), (0, 0, 0));
@@ -809,7 +812,13 @@ proptest! {
                 let a = actors.iter().find(|a| a.id == m.actor).unwrap();
                 prop_assert!(!a.pinned);
                 prop_assert_eq!(a.side, m.to.other());
-                prop_assert_eq!(m.score, score(&P, &smp, a.dev_queue));
+                // An upload is judged at the projected temperature, never below the measured.
+                let measured = score(&P, &smp, a.dev_queue);
+                if m.to == Side::Host {
+                    prop_assert!(m.score >= measured);
+                } else {
+                    prop_assert_eq!(m.score, measured);
+                }
                 if let Some(last) = a.last_move_ns {
                     prop_assert!(now - last >= u64::from(P.dwell_ms) * MS);
                 }
@@ -1014,4 +1023,172 @@ fn a_slower_host_counts_as_busier() {
         .starts_with("t_dev=1000 u_host=1000 host_freq=400 dev_util=0 "));
     let d = Scheduler::new().step(&P, &sample(0, 77_000, 400), &actors);
     assert_eq!(d.migrate, upload(1, 820));
+}
+
+#[test]
+fn the_projection_is_linear_rising_only_and_clamped() {
+    // 50 °C/s for 200 ms: 10 °C more.
+    assert_eq!(project_milli_c(60_000, 50_000, 200 * MS), 70_000);
+    assert_eq!(project_milli_c(60_000, 50_000, 0), 60_000);
+    // A falling or steady temperature is not projected.
+    assert_eq!(project_milli_c(60_000, -50_000, 200 * MS), 60_000);
+    assert_eq!(project_milli_c(60_000, 0, 200 * MS), 60_000);
+    // Absurd rates and horizons are clamped, and so is the result.
+    assert_eq!(project_milli_c(60_000, i64::MAX, u64::MAX), MAX_MILLI_C);
+    assert_eq!(project_milli_c(u32::MAX, i64::MAX, u64::MAX), u32::MAX);
+    assert_eq!(
+        project_milli_c(0, 1, u64::MAX),
+        (u64::from(MAX_DWELL_MS) * MS / 1_000_000_000) as u32
+    );
+}
+
+/// Runs epochs 10 ms apart from `t` with the temperature rising by `step_mc` each, the
+/// actors unchanged; returns the last decision.
+fn heat(
+    s: &mut Scheduler,
+    p: &SchedParams,
+    actors: &[ActorView],
+    t: u64,
+    from_mc: u32,
+    step_mc: u32,
+    epochs: u32,
+) -> reflux_proto::sched::Decision {
+    let mut last = None;
+    for i in 0..epochs {
+        let smp = sample(t + u64::from(i) * 10 * MS, from_mc + i * step_mc, 300);
+        last = Some(s.step(p, &smp, actors));
+    }
+    last.unwrap()
+}
+
+#[test]
+fn a_learned_upload_time_brings_a_heating_device_s_upload_forward() {
+    // One actor with a half-full queue: at 30 % host load it scores above θ = 650 from
+    // T_dev 880 (71.96 °C) on. The device heats by 0.5 °C per 10 ms epoch (50 °C/s), and the
+    // last of 16 epochs sees 65.5 °C (T_dev 726, S 553).
+    let actors = [actor(1, Side::Device, 16)];
+    let p = P;
+    let off = SchedParams {
+        lookahead_max_ms: 0,
+        ..P
+    };
+    let mut plain = Scheduler::new();
+    let d = heat(&mut plain, &off, &actors, 1_000 * MS, 58_000, 500, 16);
+    assert_eq!(d.migrate, None);
+    assert_eq!(d.t_proj_permille, d.t_dev_permille);
+    assert!(!d.to_string().contains("t_proj"));
+    // The moving average of 15 rates of 50 °C/s, from 0.
+    assert_eq!(plain.slope_milli_c_per_s(), 49_331);
+
+    // No upload measured yet: the horizon is the cap, 500 ms, and the projection (90.2 °C)
+    // is clamped to T_dev 1000.
+    let mut first = Scheduler::new();
+    let d = heat(&mut first, &p, &actors, 1_000 * MS, 58_000, 500, 16);
+    assert_eq!((d.t_proj_permille, d.migrate), (1000, upload(1, 690)));
+
+    // Uploads took 200 ms: the projection, at the averaged 49.3 °C/s, is 9.9 °C ahead.
+    let mut ahead = Scheduler::new();
+    ahead.learn_upload_ns(200 * MS);
+    let d = heat(&mut ahead, &p, &actors, 1_000 * MS, 58_000, 500, 16);
+    let projected = project_milli_c(65_500, 49_331, 200 * MS);
+    assert_eq!(projected, 75_366);
+    assert_eq!(d.t_dev_permille, t_dev_permille(&p, 65_500));
+    assert_eq!(d.t_proj_permille, t_dev_permille(&p, projected));
+    assert_eq!(d.migrate, upload(1, 670));
+    assert!(d.to_string().contains(" t_proj=961 "), "{d}");
+
+    // The cap bounds the horizon; 0 turns the lookahead off.
+    for (cap, moves) in [(0, false), (50, false), (500, true)] {
+        let q = SchedParams {
+            lookahead_max_ms: cap,
+            ..P
+        };
+        let mut s = Scheduler::new();
+        s.learn_upload_ns(200 * MS);
+        let d = heat(&mut s, &q, &actors, 1_000 * MS, 58_000, 500, 16);
+        assert_eq!(d.migrate.is_some(), moves, "cap {cap}");
+    }
+}
+
+#[test]
+fn a_cooling_device_and_host_placed_actors_see_the_measured_temperature() {
+    let mut s = Scheduler::new();
+    // Cooling: nothing is projected.
+    let dev = [actor(1, Side::Device, 16)];
+    let mut d = None;
+    for i in 0..10u32 {
+        d = Some(s.step(
+            &P,
+            &sample(u64::from(i) * 10 * MS, 70_000 - i * 500, 300),
+            &dev,
+        ));
+    }
+    let d = d.unwrap();
+    assert!(s.slope_milli_c_per_s() < 0);
+    assert_eq!((d.t_proj_permille, d.migrate), (d.t_dev_permille, None));
+    // Heating fast, a host-placed actor is still scored, and the headroom judged, at the
+    // temperature now: an offload is decided at 40 °C whatever the projection.
+    let host = [actor(2, Side::Host, 0)];
+    let mut s = Scheduler::new();
+    let d = heat(&mut s, &P, &host, 0, 30_000, 1_000, 11);
+    assert!(d.t_proj_permille > d.t_dev_permille);
+    assert_eq!(d.migrate, offload(2, score(&P, &sample(0, 40_000, 300), 0)));
+}
+
+#[test]
+fn the_upload_time_is_a_moving_average_within_bounds() {
+    let mut s = Scheduler::new();
+    s.learn_upload_ns(200 * MS);
+    assert_eq!(s.upload_ns(), 200 * MS);
+    s.learn_upload_ns(100 * MS);
+    assert_eq!(s.upload_ns(), 175 * MS);
+    s.learn_upload_ns(u64::MAX);
+    assert!(s.upload_ns() <= u64::from(MAX_DWELL_MS) * MS);
+    for _ in 0..64 {
+        s.learn_upload_ns(u64::MAX);
+    }
+    let max = u64::from(MAX_DWELL_MS) * MS;
+    assert!(
+        (max - 100..=max).contains(&s.upload_ns()),
+        "{}",
+        s.upload_ns()
+    );
+    let mut z = Scheduler::new();
+    z.learn_upload_ns(0);
+    assert_eq!(z.upload_ns(), 0);
+}
+
+#[test]
+fn the_lookahead_cap_is_validated_and_logged() {
+    let bad = SchedParams {
+        lookahead_max_ms: MAX_DWELL_MS + 1,
+        ..P
+    };
+    assert_eq!(bad.validate(), Err(SchedError::Lookahead));
+    assert!(!SchedError::Lookahead.to_string().is_empty());
+    let good = SchedParams {
+        lookahead_max_ms: MAX_DWELL_MS,
+        ..P
+    };
+    assert_eq!(good.validate(), Ok(()));
+}
+
+proptest! {
+    /// With any samples (clocks going backwards, absurd temperatures) and upload times, the
+    /// projected `T_dev` is at least the measured one and at most 1000, the rate stays within
+    /// its bound and the horizon within the dwell's.
+    #[test]
+    fn the_lookahead_is_safe_for_any_input(
+        steps in proptest::collection::vec((any::<u64>(), any::<u32>(), any::<u64>()), 1..64),
+    ) {
+        let mut s = Scheduler::new();
+        let actors = [actor(1, Side::Device, 8), actor(2, Side::Host, 0)];
+        for &(now, temp, up) in &steps {
+            s.learn_upload_ns(up);
+            let d = s.step(&P, &sample(now, temp, 300), &actors);
+            prop_assert!(d.t_dev_permille <= d.t_proj_permille && d.t_proj_permille <= 1000);
+            prop_assert!(s.slope_milli_c_per_s().abs() <= MAX_SLOPE_MILLI_C_PER_S);
+            prop_assert!(s.upload_ns() <= u64::from(MAX_DWELL_MS) * MS);
+        }
+    }
 }
