@@ -224,7 +224,8 @@ impl RefluxDev {
         if self.health.dead.load(Ordering::Acquire) {
             return Err(ENODEV);
         }
-        let _one_at_a_time = self.migration.lock();
+        // One at a time; the guard holds the list the parked requests are taken into.
+        let mut parked = self.migration.lock();
         let t0 = now_ns();
         // 1. Switch.
         let (from, epoch) = {
@@ -243,7 +244,7 @@ impl RefluxDev {
         };
         // Armed through the drain: the device's firmware is watching once the command comes.
         self.arm_mailbox(true);
-        let result = self.migrate_locked(id, from, to, epoch, t0);
+        let result = self.migrate_locked(id, from, to, epoch, t0, &mut parked);
         self.arm_mailbox(false);
         let r = match result {
             Ok(r) => r,
@@ -252,7 +253,7 @@ impl RefluxDev {
                     // Not reached "active": the source keeps the actor (a drain timeout or a
                     // refused command); the epoch stays odd until the next mount settles it
                     // or goes on to the next even value now.
-                    self.abort(id, from, epoch);
+                    self.abort(id, from, epoch, &mut parked);
                 }
                 return Err(e);
             }
@@ -262,7 +263,15 @@ impl RefluxDev {
         Ok(r)
     }
 
-    fn migrate_locked(&self, id: u8, from: Side, to: Side, epoch: u64, t0: u64) -> Result<Record> {
+    fn migrate_locked(
+        &self,
+        id: u8,
+        from: Side,
+        to: Side,
+        epoch: u64,
+        t0: u64,
+        parked: &mut KVec<(u16, u8)>,
+    ) -> Result<Record> {
         let (pmr, layout) = (&self.pmr, &self.layout);
         // 2. Drain.
         loop {
@@ -316,7 +325,7 @@ impl RefluxDev {
         // 6. Even epoch; the parked requests go.
         let even = odd.wrapping_add(1);
         control::set_epoch(pmr, layout, id, even)?;
-        let parked = self.switch_over(id, to, even);
+        self.switch_over(id, to, even, parked);
         // The migration ends here: the actor is active where the table routes it. Running the
         // requests that waited (their host stages may run in this thread) is their time.
         let t_end = now_ns();
@@ -346,15 +355,16 @@ impl RefluxDev {
     }
 
     /// Ends a migration: the routing table says where the actor is, the parked requests go.
-    fn settle(&self, id: u8, side: Side, epoch: u64) {
-        let parked = self.switch_over(id, side, epoch);
+    fn settle(&self, id: u8, side: Side, epoch: u64, parked: &mut KVec<(u16, u8)>) {
+        self.switch_over(id, side, epoch, parked);
         self.resume_parked(parked);
     }
 
     /// Routes actor `id` to `side` at `epoch` from now on and takes the requests parked for it
-    /// (`None` if they could not be listed: they then fail instead of hanging).
-    fn switch_over(&self, id: u8, side: Side, epoch: u64) -> Option<KVec<(u16, u8)>> {
-        let resume = KVec::with_capacity(self.depth as usize, GFP_KERNEL);
+    /// into `parked` (the migration lock's list, which has room for every tag: nothing is
+    /// allocated between "active" and the end of the migration).
+    fn switch_over(&self, id: u8, side: Side, epoch: u64, parked: &mut KVec<(u16, u8)>) {
+        empty(parked);
         let mut routing = self.routing.lock();
         if let Some(a) = routing.actor_mut(id) {
             a.side = side;
@@ -362,31 +372,19 @@ impl RefluxDev {
             a.migrating = false;
             a.last_move_ns = Some(now_ns());
         }
-        match resume {
-            Ok(mut resume) => {
-                routing.unpark(&mut resume);
-                Some(resume)
-            }
-            Err(_) => {
-                self.stopping.store(true, Ordering::Release);
-                None
-            }
-        }
+        routing.unpark(parked);
     }
 
-    /// Routes the requests [`Self::switch_over`] took (or fails every parked one).
-    fn resume_parked(&self, parked: Option<KVec<(u16, u8)>>) {
-        let Some(resume) = parked else {
-            return self.fail_parked();
-        };
-        for (tag, step) in resume.iter() {
+    /// Routes the requests [`Self::switch_over`] took.
+    fn resume_parked(&self, parked: &KVec<(u16, u8)>) {
+        for (tag, step) in parked.iter() {
             self.resume(*tag, *step);
         }
     }
 
     /// A migration failed before "active": the source keeps the actor. The checkpoint, if it was
     /// written, is rebuilt on the source (the host), or the device keeps what it held.
-    fn abort(&self, id: u8, from: Side, epoch: u64) {
+    fn abort(&self, id: u8, from: Side, epoch: u64, parked: &mut KVec<(u16, u8)>) {
         let (pmr, layout) = (&self.pmr, &self.layout);
         if matches!(from, Side::Host) && !self.controls.lock().holds(id) {
             if let Ok(c) = control::load(pmr, layout, id, None) {
@@ -396,19 +394,17 @@ impl RefluxDev {
         // Back to even, past the odd epoch: requests routed before are refused and re-routed.
         let next = (epoch | 1).wrapping_add(1);
         let _ = control::set_epoch(pmr, layout, id, next);
-        self.settle(id, from, next);
+        self.settle(id, from, next, parked);
     }
 
-    /// Fails the requests parked for a migration that will not finish (the device is going).
+    /// Fails the requests parked for a migration that will not finish (the device is going,
+    /// `stopping` is set): waits for a migration under way to give up first.
     pub(crate) fn fail_parked(&self) {
-        let Ok(mut resume) = KVec::with_capacity(self.depth as usize, GFP_KERNEL) else {
-            return;
-        };
-        self.routing.lock().unpark(&mut resume);
-        for (tag, step) in resume.iter() {
-            // `stopping` is set: `resume` fails it.
-            self.resume(*tag, *step);
-        }
+        let mut parked = self.migration.lock();
+        empty(&mut parked);
+        self.routing.lock().unpark(&mut parked);
+        // `stopping` is set: `resume` fails each.
+        self.resume_parked(&parked);
     }
 
     /// Checkpoints the actors the host holds (at unmount: the next mount rebuilds from them).
@@ -430,6 +426,12 @@ impl RefluxDev {
             }
         }
     }
+}
+
+/// Empties a list of parked requests, keeping its room (6.12's `KVec` has no `clear`).
+fn empty(list: &mut KVec<(u16, u8)>) {
+    // SAFETY: 0 is at most the length, and `(u16, u8)` is `Copy`: nothing is left undropped.
+    unsafe { list.set_len(0) };
 }
 
 /// What the administrator asked for at bind.

@@ -236,9 +236,10 @@ pub(crate) struct RefluxDev {
     /// The completion of the migration command in flight.
     #[pin]
     pub(crate) ctrl_done: SpinLock<Option<CompletionEntry>>,
-    /// Migrations, one at a time.
+    /// Migrations, one at a time. The guard holds the list a migration takes its parked
+    /// requests into, with room for every tag from bind on, so that a switch allocates nothing.
     #[pin]
-    pub(crate) migration: Mutex<()>,
+    pub(crate) migration: Mutex<KVec<(u16, u8)>>,
     /// The phase times of the last migrations.
     #[pin]
     pub(crate) migration_log: SpinLock<MigrationLog>,
@@ -327,6 +328,7 @@ impl RefluxDev {
             pool.push(Some(Scratch::new()?), GFP_KERNEL)?;
         }
         let routing = Routing::new(depth)?;
+        let parked = KVec::with_capacity(depth as usize, GFP_KERNEL)?;
         let migration_log = MigrationLog::new()?;
         let sched_log = SchedLog::new()?;
         Arc::pin_init(
@@ -358,7 +360,7 @@ impl RefluxDev {
                 routing <- new_spinlock!(routing),
                 controls <- new_spinlock!(Controls::default()),
                 ctrl_done <- new_spinlock!(None),
-                migration <- new_mutex!(()),
+                migration <- new_mutex!(parked),
                 migration_log <- new_spinlock!(migration_log),
                 migrate_stop: AtomicU32::new(0),
                 migrate_phase: AtomicU32::new(0),

@@ -611,7 +611,6 @@ impl Drop for Bound {
         self.dev
             .stopping
             .store(true, core::sync::atomic::Ordering::Release);
-        drop(self.dev.migration.lock());
         self.dev.fail_parked();
         // The disk first: `del_gendisk` waits for every request in flight.
         drop(self.disk.take());
