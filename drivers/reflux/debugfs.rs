@@ -364,12 +364,13 @@ impl Show for Sched {
         let count = log.count;
         writeln!(
             out,
-            "epochs {count} failed_moves {} flaps {} inflight_permille {} slope_mc_per_s {} upload_us {}",
+            "epochs {count} failed_moves {} flaps {} inflight_permille {} slope_mc_per_s {} upload_us {} horizon_us {}",
             log.failed_moves,
             log.flaps,
             self.dev.inflight_permille(),
             log.slope_milli_c_per_s,
-            log.upload_ns / 1000
+            log.upload_ns / 1000,
+            log.horizon_ns / 1000
         )?;
         let n = count.min(log.entries.len() as u64);
         for i in count - n..count {

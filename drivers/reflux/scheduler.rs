@@ -55,8 +55,10 @@ pub(crate) struct SchedLog {
     pub(crate) flaps: u64,
     /// The thermal lookahead's temperature rate, in milli-°C per second.
     pub(crate) slope_milli_c_per_s: i64,
-    /// The thermal lookahead's horizon before its cap: the time uploads took, in nanoseconds.
+    /// The time uploads took (moving average), in nanoseconds; 0 before the first.
     pub(crate) upload_ns: u64,
+    /// The thermal lookahead's horizon, in nanoseconds.
+    pub(crate) horizon_ns: u64,
 }
 
 impl SchedLog {
@@ -68,6 +70,7 @@ impl SchedLog {
             flaps: 0,
             slope_milli_c_per_s: 0,
             upload_ns: 0,
+            horizon_ns: 0,
         })
     }
 }
@@ -199,7 +202,8 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
         log.count += 1;
         log.flaps = sched.flaps();
         log.slope_milli_c_per_s = sched.slope_milli_c_per_s();
-        log.upload_ns = sched.upload_ns();
+        log.upload_ns = sched.upload_ns().map_or(0, |(mean, _)| mean);
+        log.horizon_ns = sched.horizon_ns(&params);
     }
     0
 }

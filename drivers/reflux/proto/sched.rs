@@ -71,9 +71,13 @@
 //! threshold during the drain of an upload decided just below it. So the scheduler scores a
 //! device-placed actor at the temperature the device is projected to reach when an upload
 //! decided now would be done: `T + max(dT/dt, 0) · h`, where `dT/dt` is the temperature's rate
-//! of change (a moving average over epochs: `(3 · old + new) / 4`) and the horizon `h` is the
-//! time uploads took so far (the same average over the times the driver reports with
-//! [`Scheduler::learn_upload_ns`]), at most `lookahead_max_ms`. The projection is linear, which
+//! of change (a moving average over epochs: `(3 · old + new) / 4`) and the horizon `h` is a
+//! generous estimate of the time an upload takes: the same moving average of the times the
+//! driver reports with [`Scheduler::learn_upload_ns`], plus four times the moving average of
+//! their deviation from it, at most `lookahead_max_ms`. That is the estimator of TCP's
+//! retransmission timeout (RFC 6298), for the same reason: a drain takes as long as the
+//! requests the device holds, which vary tenfold from one upload to the next, and a horizon
+//! that is only right on average lets every longer drain overshoot. The projection is linear, which
 //! overestimates a first-order thermal system approaching its steady state: it errs toward
 //! uploading early. Offloads keep the measured temperature (a cooling device needs no
 //! lookahead to be judged cool). The throttle test takes the projected score too: a device
@@ -613,7 +617,8 @@ const fn movable(actor: &ActorView, now_ns: u64, dwell_ns: u64) -> bool {
 /// # Invariants
 ///
 /// `inflight_permille` is in `1..=1000`; `slope` is within
-/// `±MAX_SLOPE_MILLI_C_PER_S`; `upload_ns` is at most `MAX_DWELL_MS` in nanoseconds.
+/// `±MAX_SLOPE_MILLI_C_PER_S`; both times in `upload` are at most `MAX_DWELL_MS` in
+/// nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Scheduler {
     inflight_permille: u32,
@@ -621,9 +626,9 @@ pub struct Scheduler {
     last_temp: Option<(u64, u32)>,
     /// The temperature's rate of change (moving average), in milli-°C per second.
     slope: i64,
-    /// The time uploads took (moving average), in nanoseconds; 0 before the first (the
-    /// lookahead then takes its cap).
-    upload_ns: u64,
+    /// The time uploads took: its moving average and the moving average of the deviation from
+    /// it, in nanoseconds; `None` before the first (the lookahead then takes its cap).
+    upload: Option<(u64, u64)>,
     /// Per actor id: the offload hold the flap back-off set, in milliseconds (0: the dwell).
     hold_ms: [u32; MAX_TRACKED],
     epochs: u64,
@@ -640,7 +645,7 @@ impl Scheduler {
             inflight_permille: 1000,
             last_temp: None,
             slope: 0,
-            upload_ns: 0,
+            upload: None,
             hold_ms: [0; MAX_TRACKED],
             epochs: 0,
             moves: 0,
@@ -663,14 +668,7 @@ impl Scheduler {
     ) -> Decision {
         self.observe(sample);
         let t_dev = t_dev_permille(params, sample.temp_milli_c);
-        let cap_ns = u64::from(params.lookahead_max_ms) * NS_PER_MS;
-        // Until an upload was measured, the longest horizon allowed: the first upload errs early.
-        let horizon_ns = if self.upload_ns == 0 {
-            cap_ns
-        } else {
-            self.upload_ns.min(cap_ns)
-        };
-        let projected = project_milli_c(sample.temp_milli_c, self.slope, horizon_ns);
+        let projected = project_milli_c(sample.temp_milli_c, self.slope, self.horizon_ns(params));
         // At least `t_dev`: the projection never lowers the temperature.
         let t_proj = t_dev_permille(params, projected).max(t_dev);
         let u_host = u_host_permille(sample);
@@ -792,16 +790,29 @@ impl Scheduler {
     /// device's part was done (drain, checkpoint, hand-over): the horizon of the thermal
     /// lookahead follows the moving average of these (before the first, it is the cap).
     pub fn learn_upload_ns(&mut self, ns: u64) {
-        let max = i64::from(MAX_DWELL_MS) * NS_PER_MS as i64;
-        let ns = i64::try_from(ns).unwrap_or(max).min(max);
-        let avg = if self.upload_ns == 0 {
-            ns
-        } else {
-            // At most `max`, which fits.
-            average(self.upload_ns as i64, ns)
+        let max = u64::from(MAX_DWELL_MS) * NS_PER_MS;
+        // Every value below is in `0..=max`, far inside `i64`.
+        let ns = ns.min(max) as i64;
+        let (mean, dev) = match self.upload {
+            None => (ns, ns / 2),
+            Some((m, v)) => {
+                let (m, v) = (m as i64, v as i64);
+                (average(m, ns), average(v, (m - ns).abs()))
+            }
         };
-        // INVARIANT: an average of values in `0..=max` is in `0..=max`.
-        self.upload_ns = avg.max(0) as u64;
+        // INVARIANT: averages of values in `0..=max` are in `0..=max`.
+        self.upload = Some((mean as u64, dev as u64));
+    }
+
+    /// The lookahead's horizon with `params`, in nanoseconds: the time uploads took plus four
+    /// times its deviation, at most `lookahead_max_ms`; the cap before the first upload.
+    pub fn horizon_ns(&self, params: &SchedParams) -> u64 {
+        let cap = u64::from(params.lookahead_max_ms) * NS_PER_MS;
+        match self.upload {
+            // At most `5 · max`: no overflow.
+            Some((mean, dev)) => (mean + 4 * dev).min(cap),
+            None => cap,
+        }
     }
 
     /// The temperature's rate of change the lookahead uses, in milli-°C per second.
@@ -809,9 +820,10 @@ impl Scheduler {
         self.slope
     }
 
-    /// The time uploads took (moving average), in nanoseconds; 0 before the first.
-    pub const fn upload_ns(&self) -> u64 {
-        self.upload_ns
+    /// The time uploads took (moving average) and its deviation, in nanoseconds; `None` before
+    /// the first.
+    pub const fn upload_ns(&self) -> Option<(u64, u64)> {
+        self.upload
     }
 
     /// The offload hold of actor `id`, in nanoseconds (0: none beyond the dwell).

@@ -83,7 +83,8 @@ fn defaults_are_valid_and_documented() {
     assert_eq!((P.flap_window_ms, P.max_backoff_ms), (1_000, 5_000));
     assert_eq!(P.lookahead_max_ms, 500);
     let s = Scheduler::new();
-    assert_eq!((s.slope_milli_c_per_s(), s.upload_ns()), (0, 0));
+    assert_eq!((s.slope_milli_c_per_s(), s.upload_ns()), (0, None));
+    assert_eq!(s.horizon_ns(&P), 500 * MS);
     assert_eq!(s, Scheduler::default());
     assert_eq!(s.inflight_permille(), 1000);
     assert_eq!((s.epochs(), s.moves(), s.throttled_epochs()), (0, 0, 0));
@@ -1086,9 +1087,10 @@ fn a_learned_upload_time_brings_a_heating_device_s_upload_forward() {
     let d = heat(&mut first, &p, &actors, 1_000 * MS, 58_000, 500, 16);
     assert_eq!((d.t_proj_permille, d.migrate), (1000, upload(1, 690)));
 
-    // Uploads took 200 ms: the projection, at the averaged 49.3 °C/s, is 9.9 °C ahead.
-    let mut ahead = Scheduler::new();
-    ahead.learn_upload_ns(200 * MS);
+    // Uploads took 200 ms, every time: the projection, at the averaged 49.3 °C/s, is 9.9 °C
+    // ahead.
+    let mut ahead = learned(200 * MS);
+    assert_eq!(ahead.horizon_ns(&p), 200 * MS);
     let d = heat(&mut ahead, &p, &actors, 1_000 * MS, 58_000, 500, 16);
     let projected = project_milli_c(65_500, 49_331, 200 * MS);
     assert_eq!(projected, 75_366);
@@ -1103,8 +1105,7 @@ fn a_learned_upload_time_brings_a_heating_device_s_upload_forward() {
             lookahead_max_ms: cap,
             ..P
         };
-        let mut s = Scheduler::new();
-        s.learn_upload_ns(200 * MS);
+        let mut s = learned(200 * MS);
         let d = heat(&mut s, &q, &actors, 1_000 * MS, 58_000, 500, 16);
         assert_eq!(d.migrate.is_some(), moves, "cap {cap}");
     }
@@ -1135,27 +1136,53 @@ fn a_cooling_device_and_host_placed_actors_see_the_measured_temperature() {
     assert_eq!(d.migrate, offload(2, score(&P, &sample(0, 40_000, 300), 0)));
 }
 
-#[test]
-fn the_upload_time_is_a_moving_average_within_bounds() {
+/// A scheduler that saw `n` uploads of `ns` each: their deviation has decayed to nothing.
+fn learned(ns: u64) -> Scheduler {
     let mut s = Scheduler::new();
+    for _ in 0..100 {
+        s.learn_upload_ns(ns);
+    }
+    assert_eq!(s.upload_ns(), Some((ns, 0)));
+    s
+}
+
+#[test]
+fn the_horizon_is_the_mean_upload_time_plus_four_deviations() {
+    let long = SchedParams {
+        lookahead_max_ms: MAX_DWELL_MS,
+        ..P
+    };
+    let mut s = Scheduler::new();
+    // The first: the deviation is half of it.
     s.learn_upload_ns(200 * MS);
-    assert_eq!(s.upload_ns(), 200 * MS);
+    assert_eq!(s.upload_ns(), Some((200 * MS, 100 * MS)));
+    assert_eq!(s.horizon_ns(&long), 600 * MS);
+    assert_eq!(s.horizon_ns(&P), 500 * MS);
+    // (3 · 200 + 100) / 4 and (3 · 100 + |200 − 100|) / 4.
     s.learn_upload_ns(100 * MS);
-    assert_eq!(s.upload_ns(), 175 * MS);
-    s.learn_upload_ns(u64::MAX);
-    assert!(s.upload_ns() <= u64::from(MAX_DWELL_MS) * MS);
+    assert_eq!(s.upload_ns(), Some((175 * MS, 100 * MS)));
+    assert_eq!(s.horizon_ns(&long), 575 * MS);
+    // A drain ten times the mean widens the horizon at once: (3 · 175 + 1750) / 4 and
+    // (3 · 100 + 1575) / 4.
+    s.learn_upload_ns(1_750 * MS);
+    assert_eq!(s.upload_ns(), Some((568_750_000, 468_750_000)));
+    assert_eq!(s.horizon_ns(&long), 2_443_750_000);
+    // Steady times narrow it back to the mean.
+    let s = learned(30 * MS);
+    assert_eq!(s.horizon_ns(&long), 30 * MS);
+    // A measured zero is a zero horizon, not an unknown one.
+    let mut z = Scheduler::new();
+    z.learn_upload_ns(0);
+    assert_eq!((z.upload_ns(), z.horizon_ns(&P)), (Some((0, 0)), 0));
+    // Absurd times are bounded.
+    let mut s = Scheduler::new();
     for _ in 0..64 {
         s.learn_upload_ns(u64::MAX);
     }
     let max = u64::from(MAX_DWELL_MS) * MS;
-    assert!(
-        (max - 100..=max).contains(&s.upload_ns()),
-        "{}",
-        s.upload_ns()
-    );
-    let mut z = Scheduler::new();
-    z.learn_upload_ns(0);
-    assert_eq!(z.upload_ns(), 0);
+    let (mean, dev) = s.upload_ns().unwrap();
+    assert!(mean <= max && dev <= max);
+    assert_eq!(s.horizon_ns(&long), max);
 }
 
 #[test]
@@ -1188,7 +1215,10 @@ proptest! {
             let d = s.step(&P, &sample(now, temp, 300), &actors);
             prop_assert!(d.t_dev_permille <= d.t_proj_permille && d.t_proj_permille <= 1000);
             prop_assert!(s.slope_milli_c_per_s().abs() <= MAX_SLOPE_MILLI_C_PER_S);
-            prop_assert!(s.upload_ns() <= u64::from(MAX_DWELL_MS) * MS);
+            let max = u64::from(MAX_DWELL_MS) * MS;
+            let (mean, dev) = s.upload_ns().unwrap();
+            prop_assert!(mean <= max && dev <= max);
+            prop_assert!(s.horizon_ns(&P) <= u64::from(P.lookahead_max_ms) * MS);
         }
     }
 }
