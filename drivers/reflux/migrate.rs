@@ -43,8 +43,11 @@ const DISPATCH_PROFILE: u32 = 32;
 
 /// Migrations remembered for the `migrations` file.
 pub(crate) const LOG_LEN: usize = 256;
-/// The longest drain a migration waits for.
-const DRAIN_TIMEOUT_NS: u64 = 5_000_000_000;
+/// The longest drain a migration waits for, by default (`migrate_drain_timeout_ms`).
+pub(crate) const DRAIN_TIMEOUT_MS: u32 = 5_000;
+
+/// The longest `migrate_drain_timeout_ms`.
+pub(crate) const MAX_DRAIN_TIMEOUT_MS: u32 = 60_000;
 /// The longest the device may take to answer a migration command.
 const DEVICE_TIMEOUT_NS: u64 = 2_000_000_000;
 /// How long the host spins for the device's answer to a migration command before it sleeps
@@ -282,7 +285,7 @@ impl RefluxDev {
             if self.stopping.load(Ordering::Acquire) {
                 return Err(kernel::errno::eshutdown());
             }
-            if now_ns().saturating_sub(t0) > DRAIN_TIMEOUT_NS {
+            if now_ns().saturating_sub(t0) > self.drain_timeout_ns {
                 pr_warn_ratelimited!("{}: actor {id}: {n} requests did not drain\n", &*self.name);
                 return Err(kernel::errno::etimedout());
             }

@@ -178,6 +178,8 @@ pub(crate) struct Tuning {
     /// Host stages run on a workqueue (`host_wq`), not in the submitter's context or the
     /// interrupt thread.
     pub(crate) host_wq: bool,
+    /// How long a migration waits for its source to drain (`migrate_drain_timeout_ms`).
+    pub(crate) drain_timeout_ms: u32,
 }
 
 /// One bound device: the queue data of its disk.
@@ -236,6 +238,8 @@ pub(crate) struct RefluxDev {
     /// The completion of the migration command in flight.
     #[pin]
     pub(crate) ctrl_done: SpinLock<Option<CompletionEntry>>,
+    /// How long a migration waits for its source to drain, in nanoseconds.
+    pub(crate) drain_timeout_ns: u64,
     /// Migrations, one at a time. The guard holds the list a migration takes its parked
     /// requests into, with room for every tag from bind on, so that a switch allocates nothing.
     #[pin]
@@ -282,6 +286,7 @@ impl RefluxDev {
             irq_poll,
             sched,
             host_wq,
+            drain_timeout_ms,
         } = tuning;
         // Unbound: a stage runs on whichever CPU has room; MEM_RECLAIM: writeback waits on it.
         let host_wq = if host_wq {
@@ -366,6 +371,7 @@ impl RefluxDev {
                 migrate_phase: AtomicU32::new(0),
                 stopping: AtomicBool::new(false),
                 sched_params: sched,
+                drain_timeout_ns: u64::from(drain_timeout_ms) * 1_000_000,
                 sched_log <- new_spinlock!(sched_log),
                 host_busy_ns: AtomicU64::new(0),
                 active: AtomicU32::new(0),
@@ -501,6 +507,9 @@ impl RefluxDev {
 
     /// Runs the host-placed steps of the request `tag` from `step` (the same actor code the
     /// device runs, over the same PMR buffers and state blob) and returns where it goes next.
+    /// `EAGAIN`: refused before anything ran, because an actor of the run moved since the
+    /// request was routed (after a migration gave up on a drain, its epoch is past the requests
+    /// that did not drain); no other failure is `EAGAIN`.
     fn host_run(&self, tag: u16, step: u8) -> Result<Hop> {
         let desc = match self.inflight.lock().get(usize::from(tag)) {
             Some(Some(f)) => f.desc,
@@ -512,7 +521,11 @@ impl RefluxDev {
             pr_warn_ratelimited!("{}: request {tag} on the host: {e}\n", &*self.name);
             Error::from_errno(e.status())
         };
-        let plan = Plan::new(&self.pmr, &self.layout, &req, run).map_err(fail)?;
+        let plan = Plan::new(&self.pmr, &self.layout, &req, run).map_err(|e| match e {
+            // Not a failure: the caller routes it again.
+            exec::ExecError::Epoch { .. } => EAGAIN,
+            e => fail(e),
+        })?;
         if let Some(a) = {
             let held = self.controls.lock();
             plan.actors().find(|a| !held.holds(*a))
@@ -567,6 +580,14 @@ impl RefluxDev {
             match hop {
                 Hop::Host(step) => match self.host_run(tag, step) {
                     Ok(next) => hop = next,
+                    // Refused before anything ran, as the device refuses (`STATUS_EAGAIN`):
+                    // routed again from this step.
+                    Err(e) if e == EAGAIN => {
+                        if let Some(Some(f)) = self.inflight.lock().get_mut(usize::from(tag)) {
+                            f.desc.stage_start = step;
+                        }
+                        return self.reroute(tag);
+                    }
                     Err(e) => return self.finish(tag, Err(e)),
                 },
                 Hop::Device(step) => {

@@ -150,6 +150,13 @@ fn irq_poll_params() -> Option<proto::poll_switch::PollSwitchParams> {
 }
 
 module_param!(
+    static MIGRATE_DRAIN_TIMEOUT_MS: u32 = migrate::DRAIN_TIMEOUT_MS,
+    name: "migrate_drain_timeout_ms",
+    perm: 0o444,
+    desc: "a migration whose source has not drained by then gives up and the source keeps the stage, ms (5000; 1..=60000)"
+);
+
+module_param!(
     static QUEUE_DEPTH: u32 = 64,
     name: "queue_depth",
     perm: 0o444,
@@ -254,6 +261,19 @@ module_param!(
     perm: 0o444,
     desc: "device stages are scored at the temperature projected for when an upload decided now would be done, at most this far ahead, ms (500; 0: the temperature now)"
 );
+
+/// `migrate_drain_timeout_ms`, checked.
+fn drain_timeout_ms() -> Result<u32> {
+    let ms = MIGRATE_DRAIN_TIMEOUT_MS.get();
+    if !(1..=migrate::MAX_DRAIN_TIMEOUT_MS).contains(&ms) {
+        pr_err!(
+            "migrate_drain_timeout_ms={ms} is out of range 1..={}\n",
+            migrate::MAX_DRAIN_TIMEOUT_MS
+        );
+        return Err(EINVAL);
+    }
+    Ok(ms)
+}
 
 /// The scheduler's parameters from the module parameters, checked.
 fn sched_params() -> Result<SchedParams> {
@@ -475,6 +495,7 @@ impl PlatformDriver for RefluxDriver {
                 },
                 sched: sched_params()?,
                 host_wq: HOST_WQ.get(),
+                drain_timeout_ms: drain_timeout_ms()?,
             },
         )?;
         migrate::settle_at_mount(&dev, &cfg.registration())?;
@@ -694,6 +715,7 @@ fn check_params() -> Result {
         return Err(EINVAL);
     }
     sched_params()?;
+    drain_timeout_ms()?;
     // Every pipeline capability: only the pipeline rules are checked here.
     PipeConfig::from_params(name, u64::MAX).map(|_| ())
 }
