@@ -245,11 +245,21 @@ pub const REG_THROTTLE_EVENTS: usize = 0xE0;
 // (0x100..0x140) and the device's (0x140..0x180) are apart. The commit points stay the PMR's
 // "ready" and "active" flags; the mailbox only carries the request and the answer.
 
-/// Register [`Regs::mig_arm`] (RW, u32). Host writes 1 when it starts a migration and 0 when the
-/// migration ends. While it reads 1, the device watches [`REG_MIG_SEQ`] closely (every few
-/// microseconds rather than every millisecond), so that the command that follows the drain is
-/// taken at once; otherwise it may look as seldom as its other housekeeping.
+/// Register [`Regs::mig_arm`] (RW, u32). Host writes [`MIG_ARM_ON`] when it starts a migration,
+/// [`MIG_ARM_SOON`] once its drain is down to its last request (the command is imminent), and
+/// [`MIG_ARM_OFF`] when the migration ends. While it reads nonzero, the device watches
+/// [`REG_MIG_SEQ`] closely (every few microseconds rather than every millisecond), so that the
+/// command that follows the drain is taken at once; otherwise it may look as seldom as its other
+/// housekeeping. [`MIG_ARM_SOON`] is a hint: a device may treat it as [`MIG_ARM_ON`].
 pub const REG_MIG_ARM: usize = 0x100;
+/// [`Regs::mig_arm`]: no migration.
+pub const MIG_ARM_OFF: u32 = 0;
+/// [`Regs::mig_arm`]: a migration is draining.
+pub const MIG_ARM_ON: u32 = 1;
+/// [`Regs::mig_arm`]: the drain is down to its last request: the command comes within the time
+/// that request takes. A device with a management core to spare polls [`REG_MIG_SEQ`] without
+/// pause until it comes (for a bounded time), rather than waking up every few microseconds.
+pub const MIG_ARM_SOON: u32 = 2;
 /// Register [`Regs::mig_cmd`] (RW, u32). Host writes before [`REG_MIG_SEQ`]: the actor id in
 /// bits 0..8, and [`MIG_CMD_TO_DEVICE`] to have the device rebuild the actor from the host's
 /// checkpoint (clear: checkpoint it for the host).
@@ -269,6 +279,10 @@ pub const REG_MIG_STATUS: usize = 0x144;
 /// Register [`Regs::mig_dev_ns`] (RO, u32). Device writes: its own time for its part, in
 /// nanoseconds (saturating).
 pub const REG_MIG_DEV_NS: usize = 0x148;
+/// Register [`Regs::mig_arm_seen`] (RO, u32). Device writes, with release: the [`REG_MIG_ARM`]
+/// value its firmware acts on, once it does. A host that wants the firmware watching before a
+/// migration starts (a firmware core may sleep a while between looks) waits for its value here.
+pub const REG_MIG_ARM_SEEN: usize = 0x14C;
 
 /// [`Regs::mig_cmd`]: rebuild on the device (clear: checkpoint for the host).
 pub const MIG_CMD_TO_DEVICE: u32 = 1 << 8;
@@ -401,8 +415,8 @@ pub struct Regs {
     pub mig_status: u32,
     /// [`REG_MIG_DEV_NS`].
     pub mig_dev_ns: u32,
-    /// Zero.
-    pub mig_dev_reserved0: u32,
+    /// [`REG_MIG_ARM_SEEN`].
+    pub mig_arm_seen: u32,
     /// Zero.
     pub mig_dev_reserved: [u64; 6],
 }
@@ -1469,7 +1483,7 @@ assert_layout!(Regs, size = 0x180, align = 8, {
     mig_done_seq @ REG_MIG_DONE_SEQ,
     mig_status @ REG_MIG_STATUS,
     mig_dev_ns @ REG_MIG_DEV_NS,
-    mig_dev_reserved0 @ 0x14C,
+    mig_arm_seen @ REG_MIG_ARM_SEEN,
     mig_dev_reserved @ 0x150,
 });
 

@@ -5,15 +5,20 @@
 //!
 //! A migration of actor `a` at even epoch `e`, from side S to side D:
 //!
+//! 0. **Wake**: with a migration mailbox, the device's firmware is told a migration comes
+//!    (`abi::MIG_ARM_ON`; `abi::MIG_ARM_SOON` for an offload, whose command follows at once) and
+//!    the host waits, at most 5 ms, until it says it watches (`abi::REG_MIG_ARM_SEEN`): a
+//!    firmware core that sleeps between looks is awake before any request waits on it.
 //! 1. **Switch**: `a` is marked migrating in the routing table; from now on every new request that
 //!    needs `a` is parked for D (it runs there once D is active).
 //! 2. **Drain**: wait until no request routed through `a` is in flight (they finish on S).
 //! 3. The epoch becomes `e + 1` (odd) in the PMR.
 //! 4. **Checkpoint**: S serialises `a`'s control state into the PMR and stores "ready"
 //!    (`ckpt_epoch = e + 1`). The host does it itself, or asks the device: through the migration
-//!    mailbox (`abi::REG_MIG_ARM`), armed from step 1 so that the device's firmware watches it
-//!    closely by the time the drain ends, or, on a device without one, with a `DIR_MIGRATE`
-//!    descriptor, which waits in the SQ behind the requests queued before it.
+//!    mailbox (`abi::REG_MIG_ARM`), armed from step 0 and marked imminent once the drain is down
+//!    to its last request, so that the device's firmware polls it without pause when the command
+//!    comes, or, on a device without one, with a `DIR_MIGRATE` descriptor, which waits in the SQ
+//!    behind the requests queued before it.
 //! 5. **Rebuild**: D rebuilds `a` from the checkpoint, writes `owner = D` and stores "active"
 //!    (`active_epoch = e + 1`).
 //! 6. The epoch becomes `e + 2`, the routing table says D, the parked requests go.
@@ -53,12 +58,17 @@ const DEVICE_TIMEOUT_NS: u64 = 2_000_000_000;
 /// How long the host spins for the device's answer to a migration command before it sleeps
 /// between looks.
 const COMMAND_SPIN_NS: u64 = 500_000;
+/// How long a migration waits, before it starts, for the device's firmware to say it watches
+/// the mailbox; past it, the migration goes on (the command is then taken later, not lost).
+const WAKE_TIMEOUT_NS: u64 = 5_000_000;
 
 /// One finished migration.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Record {
     pub(crate) actor: u8,
     pub(crate) to_device: bool,
+    /// Waking the device's firmware before the switch (no request waits for it).
+    pub(crate) wake_ns: u64,
     pub(crate) drain_ns: u64,
     pub(crate) ckpt_ns: u64,
     pub(crate) handover_ns: u64,
@@ -209,12 +219,32 @@ impl RefluxDev {
         })
     }
 
+    /// Arms the mailbox with `arm` and waits until the device's firmware says it acts on it
+    /// (`abi::REG_MIG_ARM_SEEN`), sleeping between looks, at most [`WAKE_TIMEOUT_NS`]; returns
+    /// the time it took. Nothing waits on it but the migration.
+    fn wake_device(&self, arm: u32) -> u64 {
+        if !self.mig_mailbox {
+            return 0;
+        }
+        let t0 = now_ns();
+        self.arm_mailbox(arm);
+        if let Ok(seen) = self.regs.atomic_u32(abi::REG_MIG_ARM_SEEN) {
+            while seen.load(Ordering::Acquire) != arm
+                && now_ns().saturating_sub(t0) < WAKE_TIMEOUT_NS
+                && !self.stopping.load(Ordering::Acquire)
+            {
+                usleep_range(10, 20);
+            }
+        }
+        now_ns().saturating_sub(t0)
+    }
+
     /// Tells the device a migration is under way (its firmware then watches the mailbox
-    /// closely), or that it is over.
-    fn arm_mailbox(&self, armed: bool) {
+    /// closely), that its command is imminent, or that it is over (`abi::MIG_ARM_*`).
+    fn arm_mailbox(&self, arm: u32) {
         if self.mig_mailbox {
             if let Ok(r) = self.regs.atomic_u32(abi::REG_MIG_ARM) {
-                r.store(u32::from(armed), Ordering::Release);
+                r.store(arm, Ordering::Release);
             }
         }
     }
@@ -229,28 +259,41 @@ impl RefluxDev {
         }
         // One at a time; the guard holds the list the parked requests are taken into.
         let mut parked = self.migration.lock();
-        let t0 = now_ns();
-        // 1. Switch.
-        let (from, epoch) = {
-            let mut routing = self.routing.lock();
-            let a = routing.actor_mut(id).ok_or(EINVAL)?;
+        {
+            let routing = self.routing.lock();
+            let a = routing.actor(id).ok_or(EINVAL)?;
             if a.pinned {
                 return Err(EPERM);
             }
             if a.side == to {
                 return Err(kernel::errno::ealready());
             }
+        }
+        // 0. Wake the device's firmware, before any request waits: armed through the drain, it
+        // watches the mailbox once the command comes. An offload's command follows the host's
+        // short drain and checkpoint: imminent from the start.
+        let wake_ns = self.wake_device(match to {
+            Side::Device => abi::MIG_ARM_SOON,
+            Side::Host => abi::MIG_ARM_ON,
+        });
+        let t0 = now_ns();
+        // 1. Switch. Only this thread migrates (the lock): the checks above still hold.
+        let (from, epoch) = {
+            let mut routing = self.routing.lock();
+            let Some(a) = routing.actor_mut(id) else {
+                drop(routing);
+                self.arm_mailbox(abi::MIG_ARM_OFF);
+                return Err(EINVAL);
+            };
             let from = a.side;
             a.side = to;
             a.migrating = true;
             (from, a.epoch)
         };
-        // Armed through the drain: the device's firmware is watching once the command comes.
-        self.arm_mailbox(true);
         let result = self.migrate_locked(id, from, to, epoch, t0, &mut parked);
-        self.arm_mailbox(false);
+        self.arm_mailbox(abi::MIG_ARM_OFF);
         let r = match result {
-            Ok(r) => r,
+            Ok(r) => Record { wake_ns, ..r },
             Err(e) => {
                 if !self.stopping.load(Ordering::Acquire) {
                     // Not reached "active": the source keeps the actor (a drain timeout or a
@@ -277,8 +320,15 @@ impl RefluxDev {
     ) -> Result<Record> {
         let (pmr, layout) = (&self.pmr, &self.layout);
         // 2. Drain.
+        let mut soon = matches!(to, Side::Device);
         loop {
             let n = self.routing.lock().actor(id).map_or(0, |a| a.inflight);
+            // The device's firmware takes a while to wake up: told now, it is watching when the
+            // command comes, which is once the last request is through.
+            if n <= 1 && !soon {
+                self.arm_mailbox(abi::MIG_ARM_SOON);
+                soon = true;
+            }
             if n == 0 {
                 break;
             }
@@ -348,6 +398,8 @@ impl RefluxDev {
         Ok(Record {
             actor: id,
             to_device: matches!(to, Side::Device),
+            // Set by the caller, which woke the device.
+            wake_ns: 0,
             drain_ns,
             ckpt_ns,
             handover_ns: total_ns.saturating_sub(drain_ns + ckpt_ns + rebuild_ns),

@@ -105,6 +105,7 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
         side: crate::proto::pipeline::Side::Host,
         pinned: true,
         dev_queue: 0,
+        inflight: 0,
         last_move_ns: None,
     }; MAX_LOGGED];
     while !kthread::should_stop() {
@@ -130,6 +131,7 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
             host_util_permille: host_util as u32,
             // At most `nr_cpu_ids`, a `u32` in C.
             host_freq_permille: kernel::cpufreq_quick::permille_of_max(possible_cpus() as u32),
+            finished: dev.stats.completed.load(Ordering::Relaxed),
         };
         // Each actor's share of the device engine's time since the last epoch, in permille.
         let mut delta = [0u64; crate::actor::control::MAX_ACTORS];
@@ -167,6 +169,7 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
                     } else {
                         0
                     },
+                    inflight: a.inflight,
                     last_move_ns: a.last_move_ns,
                 };
                 n += 1;
@@ -178,8 +181,10 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
             match dev.migrate(m.actor, m.to) {
                 Ok(r) => {
                     if matches!(m.to, crate::proto::pipeline::Side::Host) {
-                        // Until the stage left the device: the rebuild on the host is not.
-                        sched.learn_upload_ns(r.total_ns.saturating_sub(r.rebuild_ns));
+                        // From the decision until the stage left the device: the wake-up
+                        // counts, the rebuild on the host does not.
+                        sched
+                            .learn_upload_ns((r.wake_ns + r.total_ns).saturating_sub(r.rebuild_ns));
                     }
                     pr_info!(
                         "{}: scheduler moved {m} in {} us: {decision}\n",

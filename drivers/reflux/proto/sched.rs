@@ -77,7 +77,10 @@
 //! their deviation from it, at most `lookahead_max_ms`. That is the estimator of TCP's
 //! retransmission timeout (RFC 6298), for the same reason: a drain takes as long as the
 //! requests the device holds, which vary tenfold from one upload to the next, and a horizon
-//! that is only right on average lets every longer drain overshoot. The projection is linear, which
+//! that is only right on average lets every longer drain overshoot. The horizon of one actor is
+//! at least the drain it would have now: its requests in flight times the time a request takes
+//! to finish (Little's law; measured over windows of [`RATE_WINDOW_MS`]), which sees a full
+//! device queue before any upload of it was measured. The projection is linear, which
 //! overestimates a first-order thermal system approaching its steady state: it errs toward
 //! uploading early. Offloads keep the measured temperature (a cooling device needs no
 //! lookahead to be judged cool). The throttle test takes the projected score too: a device
@@ -135,6 +138,10 @@ pub const MAX_BACKOFF_MS: u32 = 60_000;
 /// The fastest temperature change the lookahead believes, in milli-°C per second (200 °C per
 /// millisecond, far beyond any device): bounds the projection's arithmetic.
 pub const MAX_SLOPE_MILLI_C_PER_S: i64 = MAX_MILLI_C as i64 * 1000;
+
+/// The window over which the time between finished requests is measured, for the drain
+/// estimate.
+pub const RATE_WINDOW_MS: u64 = 100;
 
 /// Actors whose flaps the scheduler tracks: ids `0..MAX_TRACKED` (the driver's actor table has as
 /// many slots). An actor with a larger id gets no back-off.
@@ -324,6 +331,9 @@ pub struct Sample {
     /// The host CPUs' current frequency in permille of their maximum (cpufreq), where the
     /// platform exposes it; `None` (or 0) where it does not, and `U_host` is taken as it is.
     pub host_freq_permille: Option<u32>,
+    /// Requests the device's queue finished so far (a counter that only grows), for the pace of
+    /// a drain.
+    pub finished: u64,
 }
 
 /// One actor, as the scheduler sees it.
@@ -337,6 +347,8 @@ pub struct ActorView {
     pub pinned: bool,
     /// The actor's device-side queue depth, in requests.
     pub dev_queue: u32,
+    /// Requests routed through the actor and not finished: what a drain of it waits for.
+    pub inflight: u32,
     /// When the actor last migrated, on the clock of [`Sample::now_ns`]; `None` if it never did.
     /// A time after `now_ns` counts as "just now".
     pub last_move_ns: Option<u64>,
@@ -386,8 +398,8 @@ pub struct Decision {
     pub inflight_permille: u32,
     /// The normalised device temperature `T_dev`, in permille.
     pub t_dev_permille: u32,
-    /// `T_dev` at the projected temperature device-placed actors were scored at (see the
-    /// thermal lookahead), in permille; `t_dev_permille` without a lookahead.
+    /// The highest `T_dev` a device-placed actor was scored at, projected (see the thermal
+    /// lookahead), in permille; `t_dev_permille` without a lookahead.
     pub t_proj_permille: u32,
     /// The host CPU utilisation `U_host`, in permille (scaled by the frequency, clamped).
     pub u_host_permille: u32,
@@ -629,6 +641,11 @@ pub struct Scheduler {
     /// The time uploads took: its moving average and the moving average of the deviation from
     /// it, in nanoseconds; `None` before the first (the lookahead then takes its cap).
     upload: Option<(u64, u64)>,
+    /// The start of the current window: time and `Sample::finished`.
+    window: Option<(u64, u64)>,
+    /// The time between finished requests over the last whole window, in nanoseconds (at
+    /// least the window, when none finished); `None` before the first.
+    per_request_ns: Option<u64>,
     /// Per actor id: the offload hold the flap back-off set, in milliseconds (0: the dwell).
     hold_ms: [u32; MAX_TRACKED],
     epochs: u64,
@@ -646,6 +663,8 @@ impl Scheduler {
             last_temp: None,
             slope: 0,
             upload: None,
+            window: None,
+            per_request_ns: None,
             hold_ms: [0; MAX_TRACKED],
             epochs: 0,
             moves: 0,
@@ -668,9 +687,15 @@ impl Scheduler {
     ) -> Decision {
         self.observe(sample);
         let t_dev = t_dev_permille(params, sample.temp_milli_c);
-        let projected = project_milli_c(sample.temp_milli_c, self.slope, self.horizon_ns(params));
-        // At least `t_dev`: the projection never lowers the temperature.
-        let t_proj = t_dev_permille(params, projected).max(t_dev);
+        self.pace(sample);
+        let cap_ns = u64::from(params.lookahead_max_ms) * NS_PER_MS;
+        let horizon_ns = self.horizon_ns(params);
+        // `T_dev` projected `h` ahead: at least `t_dev`.
+        let project = |h: u64| {
+            t_dev_permille(params, project_milli_c(sample.temp_milli_c, self.slope, h)).max(t_dev)
+        };
+        // The highest projection a device-placed actor was scored at.
+        let mut t_proj = t_dev;
         let u_host = u_host_permille(sample);
         let dev_util = clamp_permille(sample.dev_util_permille);
         let host_free = u_host < params.host_saturated_permille;
@@ -684,7 +709,15 @@ impl Scheduler {
         let mut saturated = false;
         for (i, a) in actors.iter().enumerate() {
             let t = match a.side {
-                Side::Device => t_proj,
+                Side::Device => {
+                    let h = match self.drain_ns(a.inflight) {
+                        Some(d) => d.max(horizon_ns).min(cap_ns),
+                        None => horizon_ns,
+                    };
+                    let t = project(h);
+                    t_proj = t_proj.max(t);
+                    t
+                }
                 Side::Host => t_dev,
             };
             let s = combine(params, t, u_host, q_dev_permille(params, a.dev_queue));
@@ -784,6 +817,38 @@ impl Scheduler {
             .clamp(-MAX_SLOPE_MILLI_C_PER_S, MAX_SLOPE_MILLI_C_PER_S);
         // INVARIANT: the average of two values within the bound is within it.
         self.slope = average(self.slope, rate);
+    }
+
+    /// Measures the time between finished requests over windows of [`RATE_WINDOW_MS`]: a window
+    /// closes at the first sample past its length. A counter or clock going backwards restarts
+    /// it.
+    fn pace(&mut self, sample: &Sample) {
+        let now = (sample.now_ns, sample.finished);
+        let Some((t0, f0)) = self.window else {
+            self.window = Some(now);
+            return;
+        };
+        let (Some(dt), Some(df)) = (
+            sample.now_ns.checked_sub(t0),
+            sample.finished.checked_sub(f0),
+        ) else {
+            self.window = Some(now);
+            return;
+        };
+        if dt < RATE_WINDOW_MS * NS_PER_MS {
+            return;
+        }
+        // None finished: a request takes at least the window.
+        self.per_request_ns = Some(dt / df.max(1));
+        self.window = Some(now);
+    }
+
+    /// How long a drain of `inflight` requests would take at the measured pace, in
+    /// nanoseconds, at most [`MAX_DWELL_MS`]; `None` before a pace was measured.
+    pub fn drain_ns(&self, inflight: u32) -> Option<u64> {
+        let max = u64::from(MAX_DWELL_MS) * NS_PER_MS;
+        self.per_request_ns
+            .map(|p| p.saturating_mul(u64::from(inflight)).min(max))
     }
 
     /// Tells the scheduler an upload took `ns` nanoseconds, from its decision until the

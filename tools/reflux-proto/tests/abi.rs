@@ -91,7 +91,12 @@ fn register_lines_separate_writers() {
             "host mailbox register {reg:#x}"
         );
     }
-    for reg in [REG_MIG_DONE_SEQ, REG_MIG_STATUS, REG_MIG_DEV_NS] {
+    for reg in [
+        REG_MIG_DONE_SEQ,
+        REG_MIG_STATUS,
+        REG_MIG_DEV_NS,
+        REG_MIG_ARM_SEEN,
+    ] {
         assert!(
             (0x140..0x180).contains(&reg),
             "device mailbox register {reg:#x}"

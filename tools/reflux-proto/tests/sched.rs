@@ -21,6 +21,7 @@ fn sample(now_ns: u64, temp_milli_c: u32, host_util_permille: u32) -> Sample {
         dev_util_permille: 0,
         host_util_permille,
         host_freq_permille: None,
+        finished: 0,
     }
 }
 
@@ -30,6 +31,7 @@ fn actor(id: u8, side: Side, dev_queue: u32) -> ActorView {
         side,
         pinned: false,
         dev_queue,
+        inflight: 0,
         last_move_ns: None,
     }
 }
@@ -540,6 +542,7 @@ fn offload_needs_headroom_and_a_low_score() {
             dev_util_permille: dev_util,
             host_util_permille: host_util,
             host_freq_permille: None,
+            finished: 0,
         };
         Scheduler::new().step(&P, &smp, &actors).migrate
     };
@@ -672,6 +675,7 @@ fn decisions_print_as_one_line() {
             dev_util_permille: 1500,
             host_util_permille: 300,
             host_freq_permille: None,
+            finished: 0,
         },
         &actors,
     );
@@ -733,6 +737,7 @@ fn invalid_parameters_are_safe() {
                 dev_util_permille: u32::MAX,
                 host_util_permille: u32::MAX,
                 host_freq_permille: Some(i as u32),
+                finished: 0,
             };
             let d = s.step(&p, &smp, &actors);
             assert!((1..=1000).contains(&d.inflight_permille));
@@ -796,6 +801,7 @@ proptest! {
                 side: if device { Side::Device } else { Side::Host },
                 pinned,
                 dev_queue: q,
+                inflight: q,
                 last_move_ns: None,
             })
             .collect();
@@ -804,7 +810,7 @@ proptest! {
         for (i, &(temp, dev_util, host_util)) in epochs.iter().enumerate() {
             let now = (i as u64 + 1) * 10 * MS;
             let smp = Sample { now_ns: now, temp_milli_c: temp, dev_util_permille: dev_util,
-                host_util_permille: host_util, host_freq_permille: None };
+                host_util_permille: host_util, host_freq_permille: None , finished: 0};
             let d = s.step(&P, &smp, &actors);
             prop_assert!((P.min_inflight_permille..=1000).contains(&d.inflight_permille));
             prop_assert_eq!(d.scores().len(), actors.len().min(MAX_LOGGED));
@@ -994,6 +1000,7 @@ fn a_slower_host_counts_as_busier() {
     let at = |util, freq| {
         u_host_permille(&Sample {
             host_freq_permille: freq,
+            finished: 0,
             ..sample(0, 35_000, util)
         })
     };
@@ -1011,6 +1018,7 @@ fn a_slower_host_counts_as_busier() {
     let actors = [actor(1, Side::Device, 32)];
     let smp = Sample {
         host_freq_permille: Some(400),
+        finished: 0,
         ..sample(0, 77_000, 400)
     };
     let d = Scheduler::new().step(&P, &smp, &actors);
@@ -1129,7 +1137,8 @@ fn a_cooling_device_and_host_placed_actors_see_the_measured_temperature() {
     assert_eq!((d.t_proj_permille, d.migrate), (d.t_dev_permille, None));
     // Heating fast, a host-placed actor is still scored, and the headroom judged, at the
     // temperature now: an offload is decided at 40 °C whatever the projection.
-    let host = [actor(2, Side::Host, 0)];
+    // (With a device-placed actor beside it, whose projection the decision shows.)
+    let host = [actor(2, Side::Host, 0), actor(3, Side::Device, 0)];
     let mut s = Scheduler::new();
     let d = heat(&mut s, &P, &host, 0, 30_000, 1_000, 11);
     assert!(d.t_proj_permille > d.t_dev_permille);
@@ -1221,4 +1230,63 @@ proptest! {
             prop_assert!(s.horizon_ns(&P) <= u64::from(P.lookahead_max_ms) * MS);
         }
     }
+}
+
+/// A sample at `now_ns` with `finished` requests finished so far, 60 °C, 30 % host load.
+fn paced(now_ns: u64, finished: u64) -> Sample {
+    Sample {
+        finished,
+        ..sample(now_ns, 60_000, 300)
+    }
+}
+
+#[test]
+fn the_drain_estimate_is_the_requests_in_flight_times_the_pace() {
+    let mut s = Scheduler::new();
+    let none: [ActorView; 0] = [];
+    // No window closed yet.
+    s.step(&P, &paced(1_000 * MS, 500), &none);
+    s.step(&P, &paced(1_050 * MS, 505), &none);
+    assert_eq!(s.drain_ns(32), None);
+    // 10 requests in 100 ms: 10 ms each; 32 in flight drain in 320 ms.
+    s.step(&P, &paced(1_100 * MS, 510), &none);
+    assert_eq!(s.drain_ns(32), Some(320 * MS));
+    assert_eq!(s.drain_ns(0), Some(0));
+    // None finished in a window: at least the window each.
+    s.step(&P, &paced(1_220 * MS, 510), &none);
+    assert_eq!(s.drain_ns(2), Some(240 * MS));
+    // Bounded.
+    assert_eq!(s.drain_ns(u32::MAX), Some(u64::from(MAX_DWELL_MS) * MS));
+    // A counter going backwards (a reload) restarts the window, keeping the last pace.
+    s.step(&P, &paced(1_330 * MS, 3), &none);
+    assert_eq!(s.drain_ns(2), Some(240 * MS));
+    s.step(&P, &paced(1_430 * MS, 53), &none);
+    assert_eq!(s.drain_ns(2), Some(4 * MS));
+}
+
+#[test]
+fn a_full_device_queue_lengthens_that_actor_s_horizon() {
+    // Uploads took 20 ms; requests finish every 10 ms; the device heats at 50 °C/s.
+    let mut s = learned(20 * MS);
+    let mut actors = [actor(1, Side::Device, 16), actor(2, Side::Device, 16)];
+    actors[0].inflight = 32;
+    actors[1].inflight = 1;
+    let mut d = None;
+    for i in 0..16u32 {
+        let t = 1_000 * MS + u64::from(i) * 10 * MS;
+        let smp = Sample {
+            finished: u64::from(i),
+            ..sample(t, 58_000 + i * 500, 300)
+        };
+        d = Some(s.step(&P, &smp, &actors));
+    }
+    let d = d.unwrap();
+    assert_eq!(s.drain_ns(32), Some(320 * MS));
+    // Actor 1's drain (320 ms) is its horizon, actor 2's the learned 20 ms: at 65.5 °C only
+    // actor 1 projects past θ (T_dev 1000 vs 749).
+    let s1 = d.scores()[0].score;
+    let s2 = d.scores()[1].score;
+    assert_eq!(d.migrate, upload(1, s1));
+    assert!(s1 > P.theta_permille && s2 < P.theta_permille, "{s1} {s2}");
+    assert_eq!(d.t_proj_permille, 1000);
 }

@@ -12,6 +12,9 @@
 //! would: while the host has it armed (`REG_MIG_ARM`, set for the length of a migration) a turn
 //! lasts tens of microseconds instead of a millisecond, so that the checkpoint or rebuild the host
 //! asks for after its drain is done at once, beside the rings and the requests queued in them.
+//! Once the host says the command is imminent (`MIG_ARM_SOON`: its drain is down to the last
+//! request), it polls the mailbox without sleeping, for at most 2 ms: waking from even a short
+//! sleep takes this emulated core hundreds of microseconds when the CPUs are busy.
 //!
 //! It is the only writer of `DEV_STATUS` and `DEV_ERROR`, so the status a host reads is always
 //! one the controller decided, after the cores have settled.
@@ -28,6 +31,15 @@ use crate::proto::thermal::{Thermal, ThermalParams, ThrottleChange};
 
 /// The telemetry period: the paper's 10 ms scheduling epoch.
 const TICK_NS: u64 = 10_000_000;
+
+/// The longest the controller polls the mailbox without pause while the host says the command
+/// is imminent (`MIG_ARM_SOON`): on this emulated device the management core is a host CPU, taken
+/// from everything else while it spins.
+const SOON_SPIN_NS: u64 = 2_000_000;
+
+/// One turn's spin on the mailbox while the command is imminent: the turn's other work (the
+/// lifecycle, interrupts held back, the NAND drain) waits at most this long.
+const SOON_TURN_NS: u64 = 50_000;
 
 /// The controller's configuration.
 pub(crate) struct ControlConfig {
@@ -78,6 +90,10 @@ struct Controller {
     speed_seen: u32,
     /// The last `REG_MIG_SEQ` answered (or skipped at enable).
     mig_seen: u32,
+    /// Since when the host has said the command is imminent (`MIG_ARM_SOON`), if it does.
+    soon_since: Option<u64>,
+    /// The last `REG_MIG_ARM` acted on, as published in `REG_MIG_ARM_SEEN`.
+    arm_seen: u32,
 }
 
 /// The thread body.
@@ -100,6 +116,8 @@ pub(crate) fn run(dev: Arc<Dev>, cfg: ControlConfig) -> i32 {
         drain_carry: 0,
         set_seen: 0,
         mig_seen: 0,
+        soon_since: None,
+        arm_seen: abi::MIG_ARM_OFF,
     };
     while !kthread::should_stop() {
         c.follow_ctrl();
@@ -121,11 +139,13 @@ pub(crate) fn run(dev: Arc<Dev>, cfg: ControlConfig) -> i32 {
         if now.saturating_sub(c.last_tick) >= TICK_NS {
             c.tick(now);
         }
-        let armed = c.mailbox();
-        if armed {
-            kthread::usleep_range(10, 20);
-        } else {
-            kthread::usleep_range(500, 1000);
+        match c.mailbox() {
+            abi::MIG_ARM_OFF => {
+                c.soon_since = None;
+                kthread::usleep_range(500, 1000);
+            }
+            abi::MIG_ARM_SOON if c.spin_soon(now) => {}
+            _ => kthread::usleep_range(10, 20),
         }
     }
     // The module is going away (its cores are stopped): not ready any more.
@@ -191,12 +211,30 @@ impl Controller {
         }
     }
 
+    /// While the host says the command is imminent, and for at most [`SOON_SPIN_NS`] in a row,
+    /// polls the mailbox's sequence without pause for up to [`SOON_TURN_NS`] (a turn's other
+    /// work then gets done); returns whether it did.
+    fn spin_soon(&mut self, now: u64) -> bool {
+        let since = *self.soon_since.get_or_insert(now);
+        if now.saturating_sub(since) > SOON_SPIN_NS {
+            return false;
+        }
+        let dev = &self.dev;
+        while now_ns().saturating_sub(now) < SOON_TURN_NS
+            && dev.reg32(abi::REG_MIG_SEQ, Ordering::Relaxed) == self.mig_seen
+            && dev.reg32(abi::REG_MIG_ARM, Ordering::Relaxed) == abi::MIG_ARM_SOON
+        {
+            core::hint::spin_loop();
+        }
+        true
+    }
+
     /// Serves a command posted in the migration mailbox while the device is ready; returns
-    /// whether the host has the mailbox armed.
-    fn mailbox(&mut self) -> bool {
+    /// the host's `REG_MIG_ARM` (`MIG_ARM_OFF` when the mailbox is not served).
+    fn mailbox(&mut self) -> u32 {
         let dev = &self.dev;
         if !crate::MIGRATE_MAILBOX.get() || self.mode != Mode::Ready || crate::HANG.get() {
-            return false;
+            return abi::MIG_ARM_OFF;
         }
         // Acquire: the command and epoch the host wrote before the sequence.
         let seq = dev.reg32(abi::REG_MIG_SEQ, Ordering::Acquire);
@@ -208,7 +246,7 @@ impl Controller {
             // and the command is read again, whole, at the next turn.
             core::sync::atomic::fence(Ordering::Acquire);
             if dev.reg32(abi::REG_MIG_SEQ, Ordering::Relaxed) != seq {
-                return true;
+                return abi::MIG_ARM_ON;
             }
             self.mig_seen = seq;
             let t0 = now_ns();
@@ -220,7 +258,13 @@ impl Controller {
             // Release: the answer before the sequence that says it is there.
             dev.set_reg32(abi::REG_MIG_DONE_SEQ, seq, Ordering::Release);
         }
-        dev.reg32(abi::REG_MIG_ARM, Ordering::Acquire) != 0
+        let arm = dev.reg32(abi::REG_MIG_ARM, Ordering::Acquire);
+        if arm != self.arm_seen {
+            // Release: what this turn did before (an answer) is seen with it.
+            dev.set_reg32(abi::REG_MIG_ARM_SEEN, arm, Ordering::Release);
+            self.arm_seen = arm;
+        }
+        arm
     }
 
     /// Stops with error `code` until the host resets the device.
