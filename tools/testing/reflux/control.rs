@@ -21,7 +21,7 @@
 
 use core::sync::atomic::Ordering;
 
-use kernel::{kthread, prelude::*, shared_mem::SharedMem, sync::Arc};
+use kernel::{kthread, prelude::*, shared_mem::SharedMem, sync::Arc, types::ARef};
 
 use crate::abi;
 use crate::cores::now_ns;
@@ -101,6 +101,8 @@ pub(crate) fn run(dev: Arc<Dev>, cfg: ControlConfig) -> i32 {
     let Ok(thermal) = Thermal::new(cfg.thermal) else {
         return -(kernel::bindings::EINVAL as i32);
     };
+    // The cores wake it when a migration's command may be about to come.
+    dev.set_controller(Some(ARef::from(&*kernel::current!())));
     let now = now_ns();
     let busy = dev.busy_ns.load(Ordering::Relaxed);
     let mut c = Controller {
@@ -150,6 +152,7 @@ pub(crate) fn run(dev: Arc<Dev>, cfg: ControlConfig) -> i32 {
     }
     // The module is going away (its cores are stopped): not ready any more.
     c.dev.set_reg32(abi::REG_DEV_STATUS, 0, Ordering::Release);
+    c.dev.set_controller(None);
     0
 }
 
@@ -215,7 +218,9 @@ impl Controller {
     /// polls the mailbox's sequence without pause for up to [`SOON_TURN_NS`] (a turn's other
     /// work then gets done); returns whether it did.
     fn spin_soon(&mut self, now: u64) -> bool {
-        let since = *self.soon_since.get_or_insert(now);
+        // From the later of the first look at it and the last completion since (a core's kick).
+        let since = (*self.soon_since.get_or_insert(now))
+            .max(self.dev.soon_kick_ns.load(Ordering::Acquire));
         if now.saturating_sub(since) > SOON_SPIN_NS {
             return false;
         }

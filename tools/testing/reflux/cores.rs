@@ -186,6 +186,7 @@ fn process(dev: &Dev, desc: &SubmissionDescriptor, scratch: &mut Scratch, pacer:
     });
     // After the completion: quiescing waits for it.
     dev.in_flight.fetch_sub(1, Ordering::AcqRel);
+    dev.kick_if_soon();
 }
 
 /// Logs a failed run and turns it into an outcome.

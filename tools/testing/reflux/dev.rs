@@ -15,7 +15,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use kernel::{
     irq::SoftLine, kthread, memremap::MemRemap, new_spinlock, pr_warn_ratelimited, prelude::*,
-    shared_mem::SharedMem, sync::SpinLock,
+    shared_mem::SharedMem, sync::SpinLock, task::Task, types::ARef,
 };
 
 use crate::abi::{
@@ -101,6 +101,12 @@ pub(crate) struct Dev {
     /// dropped when it stops; moved by migrations).
     #[pin]
     pub(crate) controls: SpinLock<Controls>,
+    /// The controller's thread while it runs, for the cores to wake it.
+    #[pin]
+    controller: SpinLock<Option<ARef<Task>>>,
+    /// When a core last completed a request while the host said a migration command was
+    /// imminent (`MIG_ARM_SOON`): that may have been the drain's last request.
+    pub(crate) soon_kick_ns: AtomicU64,
 }
 
 impl Dev {
@@ -137,7 +143,31 @@ impl Dev {
             speed_permille: AtomicU32::new(speed_permille),
             line,
             controls <- new_spinlock!(Controls::default(), "reflux_dev_actors"),
+            controller <- new_spinlock!(None, "reflux_dev_controller"),
+            soon_kick_ns: AtomicU64::new(0),
         }? Error))
+    }
+
+    /// Makes the calling thread the controller the cores wake (`None`: it stops being one).
+    pub(crate) fn set_controller(&self, task: Option<ARef<Task>>) {
+        let old = core::mem::replace(&mut *self.controller.lock(), task);
+        // Dropped outside the lock: the last reference to a task may free it.
+        drop(old);
+    }
+
+    /// After a completion: if the host said its migration command is imminent, this may have
+    /// been the last request its drain waited for, and the command follows within the host's
+    /// reaction time. The controller is told (and woken, if it sleeps) so that it polls the
+    /// mailbox again, as a management core that sees the completion go out would.
+    pub(crate) fn kick_if_soon(&self) {
+        if self.reg32(abi::REG_MIG_ARM, Ordering::Relaxed) != abi::MIG_ARM_SOON {
+            return;
+        }
+        self.soon_kick_ns
+            .store(crate::actor::exec::now_ns(), Ordering::Release);
+        if let Some(t) = self.controller.lock().as_ref() {
+            t.wake_up();
+        }
     }
 
     /// Loads a 32-bit register (0 if the offset were outside the block, which no constant is).
