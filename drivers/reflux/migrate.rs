@@ -127,7 +127,11 @@ impl RefluxDev {
     /// returns the device's own time for it.
     fn device_step(&self, id: u8, epoch: u64, to: Side) -> Result<u64> {
         let (status, dev_ns) = if self.mig_mailbox {
-            self.mailbox_step(id, epoch, to)?
+            let answer = self.mailbox_step(id, epoch, to);
+            // A migration has one command: none is imminent any more (the device stops polling
+            // for one), though the migration goes on until its end.
+            self.arm_mailbox(abi::MIG_ARM_ON);
+            answer?
         } else {
             self.command_step(id, epoch, to)?
         };
