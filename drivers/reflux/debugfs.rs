@@ -366,11 +366,11 @@ impl Show for Sched {
             out,
             "epochs {count} failed_moves {} flaps {} inflight_permille {} slope_mc_per_s {} upload_us {} horizon_us {}",
             log.failed_moves,
-            log.flaps,
+            log.state.flaps(),
             self.dev.inflight_permille(),
-            log.slope_milli_c_per_s,
-            log.upload_ns / 1000,
-            log.horizon_ns / 1000
+            log.state.slope_milli_c_per_s(),
+            log.state.upload_ns().map_or(0, |(mean, _)| mean) / 1000,
+            log.state.horizon_ns(p) / 1000
         )?;
         let n = count.min(log.entries.len() as u64);
         for i in count - n..count {

@@ -51,14 +51,9 @@ pub(crate) struct SchedLog {
     pub(crate) count: u64,
     /// Migrations the scheduler asked for that failed.
     pub(crate) failed_moves: u64,
-    /// Uploads that were flaps (see `proto::sched`).
-    pub(crate) flaps: u64,
-    /// The thermal lookahead's temperature rate, in milli-°C per second.
-    pub(crate) slope_milli_c_per_s: i64,
-    /// The time uploads took (moving average), in nanoseconds; 0 before the first.
-    pub(crate) upload_ns: u64,
-    /// The thermal lookahead's horizon, in nanoseconds.
-    pub(crate) horizon_ns: u64,
+    /// The scheduler's state after the last epoch (its flaps, the lookahead's rate and
+    /// horizon), for the `sched` file.
+    pub(crate) state: Scheduler,
 }
 
 impl SchedLog {
@@ -67,10 +62,7 @@ impl SchedLog {
             entries: KVec::from_elem((0, None), LOG_LEN, GFP_KERNEL)?,
             count: 0,
             failed_moves: 0,
-            flaps: 0,
-            slope_milli_c_per_s: 0,
-            upload_ns: 0,
-            horizon_ns: 0,
+            state: Scheduler::new(),
         })
     }
 }
@@ -205,10 +197,7 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
             *e = (now, Some(decision));
         }
         log.count += 1;
-        log.flaps = sched.flaps();
-        log.slope_milli_c_per_s = sched.slope_milli_c_per_s();
-        log.upload_ns = sched.upload_ns().map_or(0, |(mean, _)| mean);
-        log.horizon_ns = sched.horizon_ns(&params);
+        log.state = sched;
     }
     0
 }
