@@ -100,11 +100,13 @@ bench: initramfs
 	$(MAKE) bench-reflux
 
 # The reflux paradigm benchmark alone: make bench-reflux [REFLUX_SECONDS=n per paradigm]
-# [REFLUX_SPEED=device engine speed in permille of the host's, default 100].
+# [REFLUX_SPEED=device engine speed in permille of the host's, default 100]
+# [REFLUX_CORES=the device's engine cores, default 2] [REFLUX_DEVCPU=1: the device's threads get
+# CPU 1 to themselves, the host CPU 0].
 bench-reflux: initramfs
 	cd tools && cargo build --release --quiet -p reflux-bench
 	mkdir -p $(OUT)/bench-reflux-run
-	BENCH_SECONDS=$(REFLUX_SECONDS) BENCH_SPEED=$(REFLUX_SPEED) VM_TIMEOUT=1200 $(VM)/qemu.sh bench-reflux $(OUT)/bench-reflux-run
+	BENCH_SECONDS=$(REFLUX_SECONDS) BENCH_SPEED=$(REFLUX_SPEED) BENCH_CORES=$(REFLUX_CORES) BENCH_DEVCPU=$(REFLUX_DEVCPU) VM_TIMEOUT=1200 $(VM)/qemu.sh bench-reflux $(OUT)/bench-reflux-run
 	tools/target/release/reflux-bench --log $(OUT)/bench-reflux-run/tests.log --out $(OUT)/bench/reflux
 
 check: rustfmtcheck initramfs vmlog

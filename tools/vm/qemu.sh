@@ -59,6 +59,9 @@ append+=" memmap=$((pmr_size >> 20))M\$$pmr_base cxlstack.pmr_window=$pmr_size@$
 [ -n "${BENCH_SECONDS:-}" ] && append+=" cxlstack.bench_seconds=$BENCH_SECONDS"
 # make bench-reflux REFLUX_SPEED=P: the device engine's speed in permille of the host's.
 [ -n "${BENCH_SPEED:-}" ] && append+=" cxlstack.bench_speed=$BENCH_SPEED"
+[ -n "${BENCH_CORES:-}" ] && append+=" cxlstack.bench_cores=$BENCH_CORES"
+# make bench-reflux REFLUX_DEVCPU=1: the device's threads get CPU 1 to themselves.
+[ -n "${BENCH_DEVCPU:-}" ] && append+=" isolcpus=1 irqaffinity=0 cxlstack.bench_devcpu=1"
 args=(-accel "$accel" -cpu "$cpu" -smp 2 -m $((2048 + (node2_size >> 20)))M
       -object memory-backend-ram,id=m0,size=1G
       -object memory-backend-ram,id=m1,size=1G
