@@ -11,7 +11,8 @@
 //!    firmware core that sleeps between looks is awake before any request waits on it.
 //! 1. **Switch**: `a` is marked migrating in the routing table; from now on every new request that
 //!    needs `a` is parked for D (it runs there once D is active).
-//! 2. **Drain**: wait until no request routed through `a` is in flight (they finish on S).
+//! 2. **Drain**: wait until no request routed through `a` is in flight (they finish on S),
+//!    asleep on `drain_wq` until the completion path says the count is down to one or none.
 //! 3. The epoch becomes `e + 1` (odd) in the PMR.
 //! 4. **Checkpoint**: S serialises `a`'s control state into the PMR and stores "ready"
 //!    (`ckpt_epoch = e + 1`). The host does it itself, or asks the device: through the migration
@@ -323,10 +324,15 @@ impl RefluxDev {
         parked: &mut KVec<(u16, u8)>,
     ) -> Result<Record> {
         let (pmr, layout) = (&self.pmr, &self.layout);
-        // 2. Drain.
+        // 2. Drain. The thread sleeps until the requests in flight through the actor are down
+        // to one (then the device is told the command is imminent) and to none: the completion
+        // path wakes it at those two points only (`Routing::release`).
         let mut soon = matches!(to, Side::Device);
+        let inflight = || self.routing.lock().actor(id).map_or(0, |a| a.inflight);
+        let deadline = t0.saturating_add(self.drain_timeout_ns);
+        let tick_ns = 1_000_000_000 / (kernel::time::msecs_to_jiffies(1000) as u64).max(1);
         loop {
-            let n = self.routing.lock().actor(id).map_or(0, |a| a.inflight);
+            let n = inflight();
             // The device's firmware takes a while to wake up: told now, it is watching when the
             // command comes, which is once the last request is through.
             if n <= 1 && !soon {
@@ -339,11 +345,29 @@ impl RefluxDev {
             if self.stopping.load(Ordering::Acquire) {
                 return Err(kernel::errno::eshutdown());
             }
-            if now_ns().saturating_sub(t0) > self.drain_timeout_ns {
+            let now = now_ns();
+            if now >= deadline {
                 pr_warn_ratelimited!("{}: actor {id}: {n} requests did not drain\n", &*self.name);
                 return Err(kernel::errno::etimedout());
             }
-            usleep_range(5, 20);
+            // Whole ticks that end before the deadline; within a tick of it, short sleeps keep
+            // a timeout shorter than a tick (`migrate_drain_timeout_ms=1`) what it says.
+            let ticks = (deadline - now) / tick_ns;
+            if ticks == 0 {
+                usleep_range(5, 20);
+                continue;
+            }
+            let target = if soon { 0 } else { 1 };
+            let woken = self
+                .drain_wq
+                .wait_interruptible_timeout(Some(ticks as usize), || {
+                    inflight() <= target || self.stopping.load(Ordering::Acquire)
+                });
+            if woken.is_err() {
+                // A signal to the task that asked for the move (the `migrate` file): it gives
+                // up, as on a timeout, and the source keeps the actor.
+                return Err(EINTR);
+            }
         }
         let t_drained = now_ns();
         // 3. Odd epoch.

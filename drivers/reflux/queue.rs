@@ -15,7 +15,7 @@ use kernel::{
     block::mq::{Operations, Request, TimeoutAction},
     irq::Handler,
     memremap::MemRemap,
-    new_mutex, new_spinlock,
+    new_mutex, new_spinlock, new_wait_queue,
     owned_wq::{flags as wq_flags, OwnedQueue},
     pr_warn_ratelimited,
     prelude::*,
@@ -23,6 +23,7 @@ use kernel::{
     str::CString,
     sync::{Arc, ArcBorrow, Mutex, SpinLock},
     types::ARef,
+    wait::WaitQueue,
     workqueue::{new_work, Work, WorkItem},
 };
 
@@ -240,6 +241,10 @@ pub(crate) struct RefluxDev {
     pub(crate) ctrl_done: SpinLock<Option<CompletionEntry>>,
     /// How long a migration waits for its source to drain, in nanoseconds.
     pub(crate) drain_timeout_ns: u64,
+    /// Where a migration sleeps while its source drains: woken when a finished request leaves
+    /// the migrating actor with one request in flight or none ([`Routing::release`]).
+    #[pin]
+    pub(crate) drain_wq: WaitQueue,
     /// Migrations, one at a time. The guard holds the list a migration takes its parked
     /// requests into, with room for every tag from bind on, so that a switch allocates nothing.
     #[pin]
@@ -372,6 +377,7 @@ impl RefluxDev {
                 stopping: AtomicBool::new(false),
                 sched_params: sched,
                 drain_timeout_ns: u64::from(drain_timeout_ms) * 1_000_000,
+                drain_wq <- new_wait_queue!(),
                 sched_log <- new_spinlock!(sched_log),
                 host_busy_ns: AtomicU64::new(0),
                 active: AtomicU32::new(0),
@@ -621,7 +627,10 @@ impl RefluxDev {
         };
         if f.routed {
             let ns = crate::actor::exec::now_ns().saturating_sub(f.t0_ns);
-            self.routing.lock().release(&f.desc, Some(ns));
+            let drained = self.routing.lock().release(&f.desc, Some(ns));
+            if drained {
+                self.drain_wq.wake_all();
+            }
         }
         self.active.fetch_sub(1, Ordering::AcqRel);
         if status.is_ok() && abi::opcode_direction(f.desc.opcode) == abi::DIR_READ {
@@ -938,7 +947,10 @@ impl RefluxDev {
             )
         };
         if let Some(d) = desc {
-            self.routing.lock().release(&d, None);
+            let drained = self.routing.lock().release(&d, None);
+            if drained {
+                self.drain_wq.wake_all();
+            }
         }
         if give_up {
             pr_warn_ratelimited!(

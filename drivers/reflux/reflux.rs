@@ -632,6 +632,8 @@ impl Drop for Bound {
         self.dev
             .stopping
             .store(true, core::sync::atomic::Ordering::Release);
+        // A migration asked for through the `migrate` file may be sleeping in its drain.
+        self.dev.drain_wq.wake_all();
         self.dev.fail_parked();
         // The disk first: `del_gendisk` waits for every request in flight.
         drop(self.disk.take());

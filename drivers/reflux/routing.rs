@@ -163,9 +163,14 @@ impl Routing {
 
     /// Uncounts a request routed as `d`: finished `ns` after it arrived, or (`None`) refused and
     /// about to be routed again (request-level dispatch keeps counting it on its side).
-    pub(crate) fn release(&mut self, d: &SubmissionDescriptor, finished_ns: Option<u64>) {
+    ///
+    /// Returns whether a migrating actor's drain got to its last request or ended: the caller
+    /// wakes the migration ([`RefluxDev::drain_wq`](crate::queue::RefluxDev)) once the lock is
+    /// dropped.
+    #[must_use = "a drain that ended wakes the migration waiting for it"]
+    pub(crate) fn release(&mut self, d: &SubmissionDescriptor, finished_ns: Option<u64>) -> bool {
         let Ok(route) = Route::new(d.opcode, d.flags, d.placement) else {
-            return;
+            return false;
         };
         if let (Some(disp), Some(ns)) = (
             self.dispatch.as_mut().filter(|_| route.steps() > 0),
@@ -178,10 +183,13 @@ impl Routing {
             };
             disp.finished(side, ns);
         }
+        let mut drained = false;
         for i in 0..route.steps() {
             if let Some(a) = self.actor_mut(d.actors[usize::from(i)]) {
                 a.inflight = a.inflight.saturating_sub(1);
+                drained |= a.migrating && a.inflight <= 1;
             }
         }
+        drained
     }
 }

@@ -79,8 +79,8 @@ pub(crate) fn start(dev: Arc<RefluxDev>, params: SchedParams) -> Result<KThread>
     let d = dev.clone();
     let t = KThread::spawn(kernel::fmt!("{}-sched", &*dev.name), move || run(d, params))?;
     // Real-time (the lowest priority): the epoch is kept on a loaded machine, and a migration's
-    // hand-over is not stretched by waiting for a CPU. It sleeps between epochs and between
-    // looks at a drain; it spins only while the device answers a migration command (at most
+    // hand-over is not stretched by waiting for a CPU. It sleeps between epochs and through a
+    // drain (woken when it ends); it spins only while the device answers a migration command (at most
     // `migrate::COMMAND_SPIN_NS`).
     t.set_fifo_low();
     Ok(t)
