@@ -68,6 +68,9 @@ struct Inflight {
     desc: SubmissionDescriptor,
     /// Counted in the routing table (not parked, not between a refusal and its re-route).
     routed: bool,
+    /// When `routed`: counted in the actors of its steps from this one on (it has run those
+    /// before; [`Routing::pass`]).
+    counted: u8,
     /// When it arrived (monotonic ns): request-level dispatch profiles service times.
     t0_ns: u64,
     /// Times the device refused it with `EAGAIN` (an actor moved): bounded, so that a side that
@@ -583,6 +586,13 @@ impl RefluxDev {
     /// (re)submission, the end by completing it.
     fn advance(&self, tag: u16, mut hop: Hop) {
         loop {
+            self.pass(
+                tag,
+                match hop {
+                    Hop::Host(step) | Hop::Device(step) => step,
+                    Hop::Done => u8::MAX,
+                },
+            );
             match hop {
                 Hop::Host(step) => match self.host_run(tag, step) {
                     Ok(next) => hop = next,
@@ -615,6 +625,25 @@ impl RefluxDev {
         }
     }
 
+    /// The request `tag` has run every step before `step`: it leaves those steps' actors'
+    /// counts, so that a migration of one of them no longer waits for it.
+    fn pass(&self, tag: u16, step: u8) {
+        let (d, from) = {
+            let mut inflight = self.inflight.lock();
+            let Some(Some(f)) = inflight.get_mut(usize::from(tag)) else {
+                return;
+            };
+            if !f.routed || f.counted >= step {
+                return;
+            }
+            (f.desc, core::mem::replace(&mut f.counted, step))
+        };
+        let drained = self.routing.lock().pass(&d, from, step);
+        if drained {
+            self.drain_wq.wake_all();
+        }
+    }
+
     /// Ends the request `tag`: a read's data goes to its pages first.
     fn finish(&self, tag: u16, mut status: Result) {
         let Some(f) = self
@@ -627,7 +656,7 @@ impl RefluxDev {
         };
         if f.routed {
             let ns = crate::actor::exec::now_ns().saturating_sub(f.t0_ns);
-            let drained = self.routing.lock().release(&f.desc, Some(ns));
+            let drained = self.routing.lock().release(&f.desc, f.counted, Some(ns));
             if drained {
                 self.drain_wq.wake_all();
             }
@@ -923,6 +952,7 @@ impl RefluxDev {
                 if let Some(Some(f)) = self.inflight.lock().get_mut(usize::from(tag)) {
                     f.desc = d;
                     f.routed = true;
+                    f.counted = step;
                 }
                 self.advance_with(tag, hop, defer);
             }
@@ -942,12 +972,12 @@ impl RefluxDev {
             let routed = core::mem::replace(&mut f.routed, false);
             (
                 f.desc.stage_start,
-                routed.then_some(f.desc),
+                routed.then_some((f.desc, f.counted)),
                 f.reroutes > MAX_REROUTES,
             )
         };
-        if let Some(d) = desc {
-            let drained = self.routing.lock().release(&d, None);
+        if let Some((d, from)) = desc {
+            let drained = self.routing.lock().release(&d, from, None);
             if drained {
                 self.drain_wq.wake_all();
             }
@@ -1015,6 +1045,7 @@ impl Operations for Queue {
                 rq,
                 desc: d,
                 routed: false,
+                counted: 0,
                 t0_ns: crate::actor::exec::now_ns(),
                 reroutes: 0,
             });

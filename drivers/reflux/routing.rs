@@ -4,12 +4,15 @@
 //! and how many requests routed through it are still in flight (what a migration drains).
 //!
 //! Every request is routed under the table's lock: its placement mask is the sides of its stages'
-//! actors and its epochs are theirs, and it is counted in each of its actors' `inflight`. A
-//! request that names an actor being migrated is **parked** instead (drain-and-switch: new
-//! requests go to the destination, which takes them once it is active) and routed again when the
-//! migration ends. A migration sets `migrating` under the same lock, so from then on no request is
-//! routed through the actor and `inflight` only falls: when it reaches zero the source has
-//! drained.
+//! actors and its epochs are theirs, and it is counted in the `inflight` of the actors of the
+//! steps it has still to run, from the one it resumes at. It leaves an actor's count as soon as
+//! it has run that actor's step (the driver tells the table at each hop), not when it ends: a
+//! request past an actor never uses it again (a run checks only the epochs of the steps it
+//! runs), so a migration does not wait for it. A request that still needs an actor being
+//! migrated is **parked** instead (drain-and-switch: new requests go to the destination, which
+//! takes them once it is active) and routed again when the migration ends. A migration sets
+//! `migrating` under the same lock, so from then on no request is routed through the actor and
+//! `inflight` only falls: when it reaches zero the source has drained.
 
 use kernel::prelude::*;
 
@@ -90,7 +93,8 @@ impl Routing {
     }
 
     /// Routes `d` (pipeline, direction, flags and actors already set) to resume at `step`: sets
-    /// its placement and epochs from the table and counts it in its actors, or parks it. `first`:
+    /// its placement and epochs from the table and counts it in the actors of its steps from
+    /// `step` on, or parks it if one of those is migrating. `first`:
     /// the request was never routed (request-level dispatch chooses its side now; otherwise it
     /// keeps the side in `d.placement`).
     pub(crate) fn route(
@@ -101,12 +105,15 @@ impl Routing {
     ) -> Result<Routed> {
         let probe = Route::new(d.opcode, d.flags, 0).map_err(|_| EINVAL)?;
         let n = probe.steps();
+        // The stages (indices into `actors`) of the steps from `step` on: a read runs its stages
+        // in reverse.
+        let ahead = stages_of(&probe, step, n);
         let mut placement = 0u8;
         let mut epochs = [0u32; abi::MAX_STAGES as usize];
         for i in 0..n {
             let id = d.actors[usize::from(i)];
             let a = self.actor(id).ok_or(EINVAL)?;
-            if a.migrating {
+            if a.migrating && ahead & (1 << i) != 0 {
                 let slot = self.parked.get_mut(usize::from(d.tag)).ok_or(EINVAL)?;
                 *slot = Some(step);
                 return Ok(Routed::Parked);
@@ -117,8 +124,10 @@ impl Routing {
             epochs[usize::from(i)] = epoch_tag(a.epoch);
         }
         for i in 0..n {
-            if let Some(a) = self.actor_mut(d.actors[usize::from(i)]) {
-                a.inflight = a.inflight.saturating_add(1);
+            if ahead & (1 << i) != 0 {
+                if let Some(a) = self.actor_mut(d.actors[usize::from(i)]) {
+                    a.inflight = a.inflight.saturating_add(1);
+                }
             }
         }
         if let Some(disp) = self.dispatch.as_mut().filter(|_| n > 0) {
@@ -161,14 +170,42 @@ impl Routing {
         }
     }
 
-    /// Uncounts a request routed as `d`: finished `ns` after it arrived, or (`None`) refused and
-    /// about to be routed again (request-level dispatch keeps counting it on its side).
+    /// Uncounts the request routed as `d` from the actors of its steps `from..to`, which it has
+    /// run.
     ///
     /// Returns whether a migrating actor's drain got to its last request or ended: the caller
     /// wakes the migration ([`RefluxDev::drain_wq`](crate::queue::RefluxDev)) once the lock is
     /// dropped.
     #[must_use = "a drain that ended wakes the migration waiting for it"]
-    pub(crate) fn release(&mut self, d: &SubmissionDescriptor, finished_ns: Option<u64>) -> bool {
+    pub(crate) fn pass(&mut self, d: &SubmissionDescriptor, from: u8, to: u8) -> bool {
+        let Ok(route) = Route::new(d.opcode, d.flags, d.placement) else {
+            return false;
+        };
+        let passed = stages_of(&route, from, to.min(route.steps()));
+        let mut drained = false;
+        for i in 0..route.steps() {
+            if passed & (1 << i) == 0 {
+                continue;
+            }
+            if let Some(a) = self.actor_mut(d.actors[usize::from(i)]) {
+                a.inflight = a.inflight.saturating_sub(1);
+                drained |= a.migrating && a.inflight <= 1;
+            }
+        }
+        drained
+    }
+
+    /// Uncounts the request routed as `d` from the actors of its steps from `from` on (those it
+    /// did not [`Self::pass`]): finished `ns` after it arrived, or (`None`) refused and about to
+    /// be routed again (request-level dispatch keeps counting it on its side). Returns what
+    /// [`Self::pass`] does.
+    #[must_use = "a drain that ended wakes the migration waiting for it"]
+    pub(crate) fn release(
+        &mut self,
+        d: &SubmissionDescriptor,
+        from: u8,
+        finished_ns: Option<u64>,
+    ) -> bool {
         let Ok(route) = Route::new(d.opcode, d.flags, d.placement) else {
             return false;
         };
@@ -183,13 +220,13 @@ impl Routing {
             };
             disp.finished(side, ns);
         }
-        let mut drained = false;
-        for i in 0..route.steps() {
-            if let Some(a) = self.actor_mut(d.actors[usize::from(i)]) {
-                a.inflight = a.inflight.saturating_sub(1);
-                drained |= a.migrating && a.inflight <= 1;
-            }
-        }
-        drained
+        self.pass(d, from, route.steps())
     }
+}
+
+/// The stages (a bit per index into a descriptor's `actors`) that `route`'s steps `from..to` run.
+fn stages_of(route: &Route, from: u8, to: u8) -> u32 {
+    (from..to)
+        .filter_map(|step| route.stage_index(step))
+        .fold(0, |mask, i| mask | 1 << i)
 }

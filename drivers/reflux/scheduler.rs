@@ -9,8 +9,8 @@
 //!
 //! - Device: the controller temperature (`TEMP_MILLI_C`) and the engine utilisation
 //!   (`CORE_UTIL_PERMILLE`), read over CXL.io as the paper's scheduler does. An actor's device
-//!   queue depth is the requests routed through it while it is on the device (the routing table
-//!   counts them), weighted by its share of the device's engine time over the epoch (the
+//!   queue depth is the requests with its step still to run while it is on the device (the
+//!   routing table counts them), weighted by its share of the device's engine time over the epoch (the
 //!   `dev_busy_ns` the device adds up in each actor's shared state): the stages of one pipeline
 //!   all see the same requests, and the weight is what tells the compute-heavy stage (LZ4) from
 //!   the light one (crc32c), so that only the former is uploaded (§4.4).
