@@ -34,8 +34,10 @@ const TICK_NS: u64 = 10_000_000;
 
 /// The longest the controller polls the mailbox without pause while the host says the command
 /// is imminent (`MIG_ARM_SOON`): on this emulated device the management core is a host CPU, taken
-/// from everything else while it spins.
-const SOON_SPIN_NS: u64 = 2_000_000;
+/// from everything else while it spins. Long enough for the last request of a drain and the
+/// host's answer to it (a sleeping controller wakes up to a millisecond late on the emulator's
+/// busy CPUs: the hand-overs that waited for it took 1-3 ms with a 2 ms window).
+const SOON_SPIN_NS: u64 = 10_000_000;
 
 /// One turn's spin on the mailbox while the command is imminent: the turn's other work (the
 /// lifecycle, interrupts held back, the NAND drain) waits at most this long.
