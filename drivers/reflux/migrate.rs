@@ -11,9 +11,12 @@
 //!    firmware core that sleeps between looks is awake before any request waits on it.
 //! 1. **Switch**: `a` is marked migrating in the routing table; from now on every new request that
 //!    needs `a` is parked for D (it runs there once D is active).
-//! 2. **Drain**: wait until no request routed through `a` is in flight (they finish on S),
-//!    asleep on `drain_wq` until the completion path says the count is down to one or none.
-//! 3. The epoch becomes `e + 1` (odd) in the PMR.
+//! 2. The epoch becomes `e + 1` (odd) in the PMR. S checks a request's epochs before it runs
+//!    any of it: a run of `a` that has not started by now is refused (nothing of it ran) and
+//!    routed again, which parks it for D.
+//! 3. **Drain**: wait until no request that needs `a` is in flight on S: the runs S started
+//!    before step 2 finish there, the others are refused. The thread sleeps on `drain_wq`
+//!    until the completion path says the count is down to one or none.
 //! 4. **Checkpoint**: S serialises `a`'s control state into the PMR and stores "ready"
 //!    (`ckpt_epoch = e + 1`). The host does it itself, or asks the device: through the migration
 //!    mailbox (`abi::REG_MIG_ARM`), armed from step 0 and marked imminent once the drain is down
@@ -24,11 +27,13 @@
 //!    (`active_epoch = e + 1`).
 //! 6. The epoch becomes `e + 2`, the routing table says D, the parked requests go.
 //!
-//! No request is dropped or run twice: the drain finishes every request routed to S, and the
-//! parked ones are routed only after step 6. The time of each phase is recorded.
+//! No request is dropped or run twice: the drain finishes every run S started, a refused run did
+//! nothing, and the parked requests are routed only after step 6. Refusing what has not started
+//! makes the drain as long as the runs in progress, not as long as S's queue (a device's SQ
+//! holds up to the queue depth). The time of each phase is recorded.
 //!
 //! **Fault injection**: `migrate_stop` (debugfs) pauses a migration at a phase, so that a test can
-//! cut the power there: 1 after the epoch went odd (before "ready"), 2 after "ready" (before
+//! cut the power there: 1 after the drain (the epoch is odd; before "ready"), 2 after "ready" (before
 //! "active"), 3 after "active" (before the epoch is even again). A paused migration waits until
 //! the knob is cleared or the device goes away.
 
@@ -324,7 +329,11 @@ impl RefluxDev {
         parked: &mut KVec<(u16, u8)>,
     ) -> Result<Record> {
         let (pmr, layout) = (&self.pmr, &self.layout);
-        // 2. Drain. The thread sleeps until the requests in flight through the actor are down
+        // 2. Odd epoch: from now on S refuses a run of the actor that has not started (its
+        // epoch check), and the request is routed again, to be parked for D.
+        let odd = epoch | 1;
+        control::set_epoch(pmr, layout, id, odd)?;
+        // 3. Drain: the runs S started. The thread sleeps until the requests in flight through the actor are down
         // to one (then the device is told the command is imminent) and to none: the completion
         // path wakes it at those two points only (`Routing::release`).
         let mut soon = matches!(to, Side::Device);
@@ -370,9 +379,6 @@ impl RefluxDev {
             }
         }
         let t_drained = now_ns();
-        // 3. Odd epoch.
-        let odd = epoch | 1;
-        control::set_epoch(pmr, layout, id, odd)?;
         self.pause_at(1, id)?;
         // 4. Checkpoint ("ready").
         let t_ckpt0 = now_ns();

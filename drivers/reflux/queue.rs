@@ -73,9 +73,11 @@ struct Inflight {
     counted: u8,
     /// When it arrived (monotonic ns): request-level dispatch profiles service times.
     t0_ns: u64,
-    /// Times the device refused it with `EAGAIN` (an actor moved): bounded, so that a side that
-    /// lost an actor cannot bounce a request forever.
+    /// Times a side refused it with `EAGAIN` (an actor moved since it was routed).
     reroutes: u8,
+    /// Of those, the refusals no migration under way explains: bounded, so that a side that
+    /// lost an actor cannot bounce a request forever.
+    strays: u8,
 }
 
 /// A device whose heartbeat has not moved for this long when a request times out is dead.
@@ -84,7 +86,8 @@ const DEAD_AFTER_NS: u64 = 1_000_000_000;
 /// Most scratches in the host's pool.
 const POOL_MAX: usize = 8;
 
-/// Re-routes a request at most this often before failing it with `EIO`.
+/// Re-routes a request refused for no migration under way at most this often before failing
+/// it with `EIO`.
 const MAX_REROUTES: u8 = 8;
 
 /// Counters, for the log and the tests.
@@ -963,25 +966,37 @@ impl RefluxDev {
     /// epoch changed): nothing of the refused run happened, so it is routed again from the step
     /// it was refused at.
     fn reroute(&self, tag: u16) {
-        let (step, desc, give_up) = {
+        let (step, desc) = {
             let mut inflight = self.inflight.lock();
             let Some(Some(f)) = inflight.get_mut(usize::from(tag)) else {
                 return;
             };
-            f.reroutes = f.reroutes.saturating_add(1);
             let routed = core::mem::replace(&mut f.routed, false);
-            (
-                f.desc.stage_start,
-                routed.then_some((f.desc, f.counted)),
-                f.reroutes > MAX_REROUTES,
-            )
+            (f.desc.stage_start, routed.then_some((f.desc, f.counted)))
         };
+        // A refusal because an actor it needs is being migrated is the migration's doing (its
+        // odd epoch refuses what has not started): not counted against the bound.
+        let mut moving = false;
         if let Some((d, from)) = desc {
-            let drained = self.routing.lock().release(&d, from, None);
+            let drained = {
+                let mut routing = self.routing.lock();
+                moving = routing.needs_migrating(&d, from);
+                routing.release(&d, from, None)
+            };
             if drained {
                 self.drain_wq.wake_all();
             }
         }
+        let give_up = match self.inflight.lock().get_mut(usize::from(tag)) {
+            Some(Some(f)) => {
+                f.reroutes = f.reroutes.saturating_add(1);
+                if !moving {
+                    f.strays = f.strays.saturating_add(1);
+                }
+                f.strays > MAX_REROUTES
+            }
+            _ => return,
+        };
         if give_up {
             pr_warn_ratelimited!(
                 "{}: request {tag} refused {MAX_REROUTES} times\n",
@@ -1048,6 +1063,7 @@ impl Operations for Queue {
                 counted: 0,
                 t0_ns: crate::actor::exec::now_ns(),
                 reroutes: 0,
+                strays: 0,
             });
         }
         // The host stages run on the host-stage workqueue, not in the submitter's context: the

@@ -170,6 +170,20 @@ impl Routing {
         }
     }
 
+    /// Whether an actor of the steps from `from` on of the request routed as `d` is migrating.
+    pub(crate) fn needs_migrating(&self, d: &SubmissionDescriptor, from: u8) -> bool {
+        let Ok(route) = Route::new(d.opcode, d.flags, d.placement) else {
+            return false;
+        };
+        let ahead = stages_of(&route, from, route.steps());
+        (0..route.steps()).any(|i| {
+            ahead & (1 << i) != 0
+                && self
+                    .actor(d.actors[usize::from(i)])
+                    .is_some_and(|a| a.migrating)
+        })
+    }
+
     /// Uncounts the request routed as `d` from the actors of its steps `from..to`, which it has
     /// run.
     ///

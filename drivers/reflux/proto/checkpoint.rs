@@ -22,7 +22,8 @@
 //! # The two-phase commit (§4.5) and recovery
 //!
 //! A migration of an actor at even epoch `e`: the host bumps the epoch to `e + 1` (odd:
-//! migrating) after the drain; the source writes the checkpoint for epoch `e + 1` and stores
+//! migrating) before the drain (the source refuses runs it has not started); once drained, the
+//! source writes the checkpoint for epoch `e + 1` and stores
 //! `ckpt_epoch = e + 1` ("ready"); the destination rebuilds, writes `owner` and then stores
 //! `active_epoch = e + 1` ("active"); the host bumps the epoch to `e + 2`. After a crash,
 //! [`recover`] decides from the PMR alone: an even epoch is settled; an odd epoch with
