@@ -33,9 +33,9 @@
 //! holds up to the queue depth). The time of each phase is recorded.
 //!
 //! **Fault injection**: `migrate_stop` (debugfs) pauses a migration at a phase, so that a test can
-//! cut the power there: 1 after the drain (the epoch is odd; before "ready"), 2 after "ready" (before
-//! "active"), 3 after "active" (before the epoch is even again). A paused migration waits until
-//! the knob is cleared or the device goes away.
+//! cut the power there: 1 after the drain (the epoch is odd; before "ready"), 2 after "ready"
+//! (before "active"), 3 after "active" (before the epoch is even again). A paused migration
+//! waits until the knob is cleared or the device goes away.
 
 use core::sync::atomic::Ordering;
 
@@ -333,9 +333,9 @@ impl RefluxDev {
         // epoch check), and the request is routed again, to be parked for D.
         let odd = epoch | 1;
         control::set_epoch(pmr, layout, id, odd)?;
-        // 3. Drain: the runs S started. The thread sleeps until the requests in flight through the actor are down
-        // to one (then the device is told the command is imminent) and to none: the completion
-        // path wakes it at those two points only (`Routing::release`).
+        // 3. Drain: the runs S started. The thread sleeps until the requests in flight through
+        // the actor are down to one (then the device is told the command is imminent) and to
+        // none: the completion path wakes it at those two points only (`Routing::pass`).
         let mut soon = matches!(to, Side::Device);
         let inflight = || self.routing.lock().actor(id).map_or(0, |a| a.inflight);
         let deadline = t0.saturating_add(self.drain_timeout_ns);

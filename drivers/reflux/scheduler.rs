@@ -10,10 +10,10 @@
 //! - Device: the controller temperature (`TEMP_MILLI_C`) and the engine utilisation
 //!   (`CORE_UTIL_PERMILLE`), read over CXL.io as the paper's scheduler does. An actor's device
 //!   queue depth is the requests with its step still to run while it is on the device (the
-//!   routing table counts them), weighted by its share of the device's engine time over the epoch (the
-//!   `dev_busy_ns` the device adds up in each actor's shared state): the stages of one pipeline
-//!   all see the same requests, and the weight is what tells the compute-heavy stage (LZ4) from
-//!   the light one (crc32c), so that only the former is uploaded (§4.4).
+//!   routing table counts them), weighted by its share of the device's engine time over the
+//!   epoch (the `dev_busy_ns` the device adds up in each actor's shared state): the stages of
+//!   one pipeline all see the same requests, and the weight is what tells the compute-heavy
+//!   stage (LZ4) from the light one (crc32c), so that only the former is uploaded (§4.4).
 //! - Host: the CPU time ReFlux spent running host-placed stages during the epoch, over the epoch
 //!   and the possible CPUs. Not the whole machine's utilisation: in the VM the software device's
 //!   engine cores are threads on the same CPUs, and counting them as host load would make the
@@ -80,8 +80,8 @@ pub(crate) fn start(dev: Arc<RefluxDev>, params: SchedParams) -> Result<KThread>
     let t = KThread::spawn(kernel::fmt!("{}-sched", &*dev.name), move || run(d, params))?;
     // Real-time (the lowest priority): the epoch is kept on a loaded machine, and a migration's
     // hand-over is not stretched by waiting for a CPU. It sleeps between epochs and through a
-    // drain (woken when it ends); it spins only while the device answers a migration command (at most
-    // `migrate::COMMAND_SPIN_NS`).
+    // drain (woken when it ends); it spins only while the device answers a migration command
+    // (at most `migrate::COMMAND_SPIN_NS`).
     t.set_fifo_low();
     Ok(t)
 }
