@@ -245,9 +245,10 @@ pub const REG_THROTTLE_EVENTS: usize = 0xE0;
 // (0x100..0x140) and the device's (0x140..0x180) are apart. The commit points stay the PMR's
 // "ready" and "active" flags; the mailbox only carries the request and the answer.
 
-/// Register [`Regs::mig_arm`] (RW, u32). Host writes [`MIG_ARM_ON`] when it starts a migration,
-/// [`MIG_ARM_SOON`] once its drain is down to its last request (the command is imminent), and
-/// [`MIG_ARM_OFF`] when the migration ends. While it reads nonzero, the device watches
+/// Register [`Regs::mig_arm`] (RW, u32). Host writes [`MIG_ARM_SOON`] when it starts a migration
+/// whose command follows a short drain (the command is imminent; [`MIG_ARM_ON`] when the drain
+/// may be long), [`MIG_ARM_ON`] once the device has answered the command, and [`MIG_ARM_OFF`]
+/// when the migration ends. While it reads nonzero, the device watches
 /// [`REG_MIG_SEQ`] closely (every few microseconds rather than every millisecond), so that the
 /// command that follows the drain is taken at once; otherwise it may look as seldom as its other
 /// housekeeping. [`MIG_ARM_SOON`] is a hint: a device may treat it as [`MIG_ARM_ON`].
@@ -256,8 +257,7 @@ pub const REG_MIG_ARM: usize = 0x100;
 pub const MIG_ARM_OFF: u32 = 0;
 /// [`Regs::mig_arm`]: a migration is draining.
 pub const MIG_ARM_ON: u32 = 1;
-/// [`Regs::mig_arm`]: the drain is down to its last request: the command comes within the time
-/// that request takes. A device with a management core to spare polls [`REG_MIG_SEQ`] without
+/// [`Regs::mig_arm`]: the command comes within the time the runs in progress take. A device with a management core to spare polls [`REG_MIG_SEQ`] without
 /// pause until it comes (for a bounded time), rather than waking up every few microseconds.
 pub const MIG_ARM_SOON: u32 = 2;
 /// Register [`Regs::mig_cmd`] (RW, u32). Host writes before [`REG_MIG_SEQ`]: the actor id in

@@ -247,8 +247,8 @@ pub(crate) struct RefluxDev {
     pub(crate) ctrl_done: SpinLock<Option<CompletionEntry>>,
     /// How long a migration waits for its source to drain, in nanoseconds.
     pub(crate) drain_timeout_ns: u64,
-    /// Where a migration sleeps while its source drains: woken when a finished request leaves
-    /// the migrating actor with one request in flight or none ([`Routing::release`]).
+    /// Where a migration sleeps while its source drains: woken when a request leaves the
+    /// migrating actor with none in flight ([`Routing::pass`]).
     #[pin]
     pub(crate) drain_wq: WaitQueue,
     /// Migrations, one at a time. The guard holds the list a migration takes its parked

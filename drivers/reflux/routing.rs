@@ -187,9 +187,8 @@ impl Routing {
     /// Uncounts the request routed as `d` from the actors of its steps `from..to`, which it has
     /// run.
     ///
-    /// Returns whether a migrating actor's drain got to its last request or ended: the caller
-    /// wakes the migration ([`RefluxDev::drain_wq`](crate::queue::RefluxDev)) once the lock is
-    /// dropped.
+    /// Returns whether a migrating actor's drain ended: the caller wakes the migration
+    /// ([`RefluxDev::drain_wq`](crate::queue::RefluxDev)) once the lock is dropped.
     #[must_use = "a drain that ended wakes the migration waiting for it"]
     pub(crate) fn pass(&mut self, d: &SubmissionDescriptor, from: u8, to: u8) -> bool {
         let Ok(route) = Route::new(d.opcode, d.flags, d.placement) else {
@@ -203,7 +202,7 @@ impl Routing {
             }
             if let Some(a) = self.actor_mut(d.actors[usize::from(i)]) {
                 a.inflight = a.inflight.saturating_sub(1);
-                drained |= a.migrating && a.inflight <= 1;
+                drained |= a.migrating && a.inflight == 0;
             }
         }
         drained

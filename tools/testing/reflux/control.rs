@@ -12,9 +12,10 @@
 //! would: while the host has it armed (`REG_MIG_ARM`, set for the length of a migration) a turn
 //! lasts tens of microseconds instead of a millisecond, so that the checkpoint or rebuild the host
 //! asks for after its drain is done at once, beside the rings and the requests queued in them.
-//! Once the host says the command is imminent (`MIG_ARM_SOON`: its drain is down to the last
-//! request), it polls the mailbox without sleeping, for at most 2 ms: waking from even a short
-//! sleep takes this emulated core hundreds of microseconds when the CPUs are busy.
+//! Once the host says the command is imminent (`MIG_ARM_SOON`: it comes after the runs in
+//! progress), it polls the mailbox without sleeping, for at most 10 ms from then or from the
+//! cores' last completion: waking from even a short sleep takes this emulated core hundreds of
+//! microseconds, up to milliseconds, when the CPUs are busy.
 //!
 //! It is the only writer of `DEV_STATUS` and `DEV_ERROR`, so the status a host reads is always
 //! one the controller decided, after the cores have settled.
