@@ -92,6 +92,11 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
     let mut busy0 = dev.host_busy_ns.load(Ordering::Relaxed);
     let mut t0 = now_ns();
     let mut busy_prev = [0u64; crate::actor::control::MAX_ACTORS];
+    // A drain waits only for the runs the source started: at most one per engine core.
+    let cores = dev
+        .regs
+        .atomic_u32(abi::REG_NR_CORES)
+        .map_or(1, |r| r.load(Ordering::Relaxed).max(1));
     let mut views = [ActorView {
         id: 0,
         side: crate::proto::pipeline::Side::Host,
@@ -161,7 +166,11 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
                     } else {
                         0
                     },
-                    inflight: a.inflight,
+                    inflight: if matches!(a.side, crate::proto::pipeline::Side::Device) {
+                        a.inflight.min(cores)
+                    } else {
+                        a.inflight
+                    },
                     last_move_ns: a.last_move_ns,
                 };
                 n += 1;

@@ -78,9 +78,9 @@
 //! retransmission timeout (RFC 6298), for the same reason: a drain takes as long as the
 //! requests the device holds, which vary tenfold from one upload to the next, and a horizon
 //! that is only right on average lets every longer drain overshoot. The horizon of one actor is
-//! at least the drain it would have now: its requests in flight times the time a request takes
-//! to finish (Little's law; measured over windows of [`RATE_WINDOW_MS`]), which sees a full
-//! device queue before any upload of it was measured. The projection is linear, which
+//! at least the drain it would have now: the requests it would wait for ([`ActorView::inflight`])
+//! times the time a request takes to finish (Little's law; measured over windows of
+//! [`RATE_WINDOW_MS`]), before any upload of it was measured too. The projection is linear, which
 //! overestimates a first-order thermal system approaching its steady state: it errs toward
 //! uploading early. Offloads keep the measured temperature (a cooling device needs no
 //! lookahead to be judged cool). The throttle test takes the projected score too: a device
@@ -347,7 +347,9 @@ pub struct ActorView {
     pub pinned: bool,
     /// The actor's device-side queue depth, in requests.
     pub dev_queue: u32,
-    /// Requests routed through the actor and not finished: what a drain of it waits for.
+    /// The requests a drain of the actor would wait for: those that need it and are in runs
+    /// already started (a source refuses the runs it has not started; the driver counts at most
+    /// one per engine core for a device-placed actor).
     pub inflight: u32,
     /// When the actor last migrated, on the clock of [`Sample::now_ns`]; `None` if it never did.
     /// A time after `now_ns` counts as "just now".
