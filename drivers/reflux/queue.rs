@@ -642,7 +642,13 @@ impl RefluxDev {
             (f.desc, core::mem::replace(&mut f.counted, step))
         };
         let drained = self.routing.lock().pass(&d, from, step);
-        if drained {
+        self.drain_ended(drained);
+    }
+
+    /// Wakes the migration waiting for its drain if the routing table said it `ended` (the
+    /// routing lock is dropped by now).
+    fn drain_ended(&self, ended: bool) {
+        if ended {
             self.drain_wq.wake_all();
         }
     }
@@ -660,9 +666,7 @@ impl RefluxDev {
         if f.routed {
             let ns = crate::actor::exec::now_ns().saturating_sub(f.t0_ns);
             let drained = self.routing.lock().release(&f.desc, f.counted, Some(ns));
-            if drained {
-                self.drain_wq.wake_all();
-            }
+            self.drain_ended(drained);
         }
         self.active.fetch_sub(1, Ordering::AcqRel);
         if status.is_ok() && abi::opcode_direction(f.desc.opcode) == abi::DIR_READ {
@@ -983,9 +987,7 @@ impl RefluxDev {
                 moving = routing.needs_migrating(&d, from);
                 routing.release(&d, from, None)
             };
-            if drained {
-                self.drain_wq.wake_all();
-            }
+            self.drain_ended(drained);
         }
         let give_up = match self.inflight.lock().get_mut(usize::from(tag)) {
             Some(Some(f)) => {

@@ -191,10 +191,15 @@ impl Routing {
     /// ([`RefluxDev::drain_wq`](crate::queue::RefluxDev)) once the lock is dropped.
     #[must_use = "a drain that ended wakes the migration waiting for it"]
     pub(crate) fn pass(&mut self, d: &SubmissionDescriptor, from: u8, to: u8) -> bool {
-        let Ok(route) = Route::new(d.opcode, d.flags, d.placement) else {
-            return false;
-        };
-        let passed = stages_of(&route, from, to.min(route.steps()));
+        match Route::new(d.opcode, d.flags, d.placement) {
+            Ok(route) => self.uncount(d, &route, from, to),
+            Err(_) => false,
+        }
+    }
+
+    /// [`Self::pass`] with the request's route.
+    fn uncount(&mut self, d: &SubmissionDescriptor, route: &Route, from: u8, to: u8) -> bool {
+        let passed = stages_of(route, from, to.min(route.steps()));
         let mut drained = false;
         for i in 0..route.steps() {
             if passed & (1 << i) == 0 {
@@ -233,7 +238,7 @@ impl Routing {
             };
             disp.finished(side, ns);
         }
-        self.pass(d, from, route.steps())
+        self.uncount(d, &route, from, route.steps())
     }
 }
 
