@@ -20,7 +20,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 	[ "$(id -u)" = 0 ] && SUDO= || SUDO=sudo
 	log "installing Debian packages: ${missing[*]}"
 	$SUDO apt-get update -qq
-	if ! apt-cache madison linux-source-6.12 | grep -qF "$KERNEL_DEB_VERSION"; then
+	# Not `madison | grep -q`: grep's early exit kills madison with SIGPIPE, which pipefail
+	# turns into "not available" once the archive lists enough versions.
+	offered=$(apt-cache madison linux-source-6.12)
+	if ! grep -qF "$KERNEL_DEB_VERSION" <<<"$offered"; then
 		die "linux-source-6.12 version $KERNEL_DEB_VERSION is not available from apt (see 'apt-cache policy linux-source-6.12'); update KERNEL_DEB_VERSION in tools/vm/common.sh"
 	fi
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
