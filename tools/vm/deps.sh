@@ -31,7 +31,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 command -v rustup >/dev/null || die "rustup not found: install the Rust toolchain with rustup first"
-if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
+if ! grep -q '^rust-src' <<<"$(rustup component list --installed 2>/dev/null)"; then
 	log "rustup component add rust-src"
 	rustup component add rust-src
 fi
