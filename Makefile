@@ -14,7 +14,14 @@
 #     MODROOT=<modules_install root> to run the VM with it too.
 
 VM          := tools/vm
-CACHE_DIR   := $(shell $(VM)/kernel.sh --dir)
+# The benchmarks run on the kernel without the debug checks (tools/vm/common.sh), the tests on
+# the one with them; KERNEL_FLAVOR=check|bench overrides.
+ifneq ($(filter bench bench-reflux,$(MAKECMDGOALS)),)
+KERNEL_FLAVOR ?= bench
+endif
+KERNEL_FLAVOR ?= check
+export KERNEL_FLAVOR
+CACHE_DIR   := $(shell KERNEL_FLAVOR=$(KERNEL_FLAVOR) $(VM)/kernel.sh --dir)
 ifeq ($(origin KBUILD_OUTPUT),undefined)
 OWN_KERNEL  := 1
 KSRC        := $(CACHE_DIR)/src
@@ -56,8 +63,14 @@ else
 endif
 
 # Clippy runs as part of every build of our modules; warnings are errors (see Kbuild).
+# Objects built against another kernel tree are cleaned first: their dependency files name that
+# tree's headers, so kbuild would keep them, and struct layouts differ between flavors.
+MODULES_KERNEL := $(OUT)/modules-kernel
 modules: kernel
+	@if [ "$$(cat $(MODULES_KERNEL) 2>/dev/null)" != "$(KBUILD_OUTPUT)" ]; then \
+		$(MAKE) -s -C $(KBUILD_OUTPUT) M=$(CURDIR) clean; fi
 	$(MAKE) -C $(KBUILD_OUTPUT) M=$(CURDIR) CLIPPY=1 modules
+	@mkdir -p $(OUT) && echo "$(KBUILD_OUTPUT)" >$(MODULES_KERNEL)
 
 $(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/*.h) | kernel
 	@mkdir -p $(dir $@)

@@ -5,6 +5,14 @@
 KERNEL_DEB_VERSION=6.12.117-1~deb12u1
 KERNEL_VERSION=6.12.117
 BINDGEN_VERSION=0.73.2
+# check: every fragment, the debug checks included (make check, make run);
+# bench: without debug.config, whose lockdep, kmemleak, debug objects and KFENCE
+# make every lock and allocation several times slower under TCG (make bench*).
+KERNEL_FLAVOR=${KERNEL_FLAVOR:-check}
+case "$KERNEL_FLAVOR" in
+check | bench) ;;
+*) printf '[cxlstack] error: KERNEL_FLAVOR=%s: expected check or bench\n' "$KERNEL_FLAVOR" >&2; exit 1 ;;
+esac
 LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-14/lib}
 export LIBCLANG_PATH
 
@@ -12,6 +20,15 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${CXLSTACK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cxlstack}
 PATH="$HOME/.cargo/bin:$PATH"
 export PATH
+
+# The config fragments of the flavor, in merge order.
+config_fragments() {
+	local f
+	for f in "$REPO"/tools/vm/config/*.config; do
+		[ "$KERNEL_FLAVOR" = bench ] && [ "$(basename "$f")" = debug.config ] && continue
+		printf '%s\n' "$f"
+	done
+}
 
 log() { printf '[cxlstack] %s\n' "$*" >&2; }
 die() { printf '[cxlstack] error: %s\n' "$*" >&2; exit 1; }

@@ -5,8 +5,8 @@
 #   kernel.sh         build it if it is not complete, then print it
 #
 # The directory is named by a hash of everything that shapes the kernel:
-# the source version, tools/vm/config/*, the rust/ overlay, patches/ and this
-# script. It holds src/ (pristine source + overlay + patches, built in place),
+# the source version, the flavor (KERNEL_FLAVOR, common.sh), tools/vm/config/*,
+# the rust/ overlay, patches/ and this script. It holds src/ (pristine source + overlay + patches, built in place),
 # modroot/ (modules_install of the kernel and of cxl_test) and .done.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -15,6 +15,7 @@ inputs_hash() {
 	(
 		cd "$REPO"
 		echo "$KERNEL_DEB_VERSION"
+		echo "flavor $KERNEL_FLAVOR"
 		for d in tools/vm/config rust patches tools/vm/kernel.sh tools/vm/common.sh; do
 			[ -e "$d" ] && find "$d" -type f
 		done | LC_ALL=C sort | xargs sha256sum
@@ -54,8 +55,17 @@ SRC="$DIR/src"
 mkdir -p "$DIR"
 if [ ! -d "$SRC" ]; then
 	# Only a finished build is a good seed: an interrupted one may hold truncated objects.
-	seed=$(ls -dt "$CACHE"/kernel-"$KERNEL_VERSION"-*/.done 2>/dev/null | sed 's|/\.done$|/src|' |
-		grep -v "^$SRC\$" | head -n1 || true)
+	# One of the same flavor shares its configuration, so only what changed is rebuilt.
+	seed=
+	for done in $(ls -dt "$CACHE"/kernel-"$KERNEL_VERSION"-*/.done 2>/dev/null); do
+		d=$(dirname "$done")
+		[ "$d" = "$DIR" ] && continue
+		[ -z "$seed" ] && seed=$d/src
+		if [ "$(cat "$d/flavor" 2>/dev/null || echo check)" = "$KERNEL_FLAVOR" ]; then
+			seed=$d/src
+			break
+		fi
+	done
 	if [ -n "$seed" ]; then
 		log "seeding $DIR from $(dirname "$seed")"
 		cp -a --reflink=auto "$seed" "$SRC.tmp"
@@ -117,9 +127,9 @@ for f in "$REPO"/rust/bindings/*.h; do
 	printf '#include "%s"\n' "$name" >>"$SRC/rust/bindings/bindings_helper.h"
 done
 
-log "configuring (tinyconfig + tools/vm/config/*.config)"
+log "configuring (tinyconfig + the $KERNEL_FLAVOR flavor's fragments of tools/vm/config/)"
 make -s -C "$SRC" tinyconfig >/dev/null
-frags=("$REPO"/tools/vm/config/*.config)
+mapfile -t frags < <(config_fragments)
 "$SRC/scripts/kconfig/merge_config.sh" -m -O "$SRC" "$SRC/.config" "${frags[@]}" >"$SRC/merge_config.log"
 make -s -C "$SRC" olddefconfig >/dev/null
 bad=0
@@ -138,7 +148,7 @@ if ! make -s -C "$SRC" rustavailable >"$SRC/rustavailable.log" 2>&1; then
 	die "Rust is not available for this kernel (rustc/bindgen/libclang/rust-src)"
 fi
 
-log "building kernel $KERNEL_VERSION in $SRC (log: $SRC/build.log)"
+log "building kernel $KERNEL_VERSION ($KERNEL_FLAVOR) in $SRC (log: $SRC/build.log)"
 if ! make -C "$SRC" -j"$(nproc)" bzImage modules >"$SRC/build.log" 2>&1; then
 	tail -n 40 "$SRC/build.log" >&2
 	die "kernel build failed (full log: $SRC/build.log)"
@@ -154,8 +164,10 @@ if ! make -C "$SRC" M="$SRC/tools/testing/cxl" -j"$(nproc)" modules >"$SRC/cxl_t
 fi
 make -s -C "$SRC" M="$SRC/tools/testing/cxl" INSTALL_MOD_PATH="$DIR/modroot" modules_install >/dev/null
 depmod -b "$DIR/modroot" "$KREL"
+echo "$KERNEL_FLAVOR" >"$DIR/flavor"
 touch "$DIR/.done"
 
-# Keep the three newest builds; the rest are only disk.
-ls -dt "$CACHE"/kernel-"$KERNEL_VERSION"-* 2>/dev/null | tail -n +4 | xargs -r rm -rf
+# Keep the four newest builds (two flavors, each with its previous inputs); the rest are
+# only disk.
+ls -dt "$CACHE"/kernel-"$KERNEL_VERSION"-* 2>/dev/null | tail -n +5 | xargs -r rm -rf
 echo "$DIR"
