@@ -320,8 +320,16 @@ impl Show for Migrations {
             };
             writeln!(
                 out,
-                "actor {} from {from} to {to} wake_ns {} drain_ns {} ckpt_ns {} handover_ns {} rebuild_ns {} total_ns {} t_ms {}",
-                r.actor, r.wake_ns, r.drain_ns, r.ckpt_ns, r.handover_ns, r.rebuild_ns, r.total_ns, r.end_ms
+                "actor {} from {from} to {to} wake_ns {} drain_ns {} ckpt_ns {} handover_ns {} rebuild_ns {} command_ns {} total_ns {} t_ms {}",
+                r.actor,
+                r.wake_ns,
+                r.drain_ns,
+                r.ckpt_ns,
+                r.handover_ns,
+                r.rebuild_ns,
+                r.command_ns,
+                r.total_ns,
+                r.end_ms
             )?;
         }
         Ok(())

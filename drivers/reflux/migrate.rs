@@ -78,6 +78,10 @@ pub(crate) struct Record {
     pub(crate) ckpt_ns: u64,
     pub(crate) handover_ns: u64,
     pub(crate) rebuild_ns: u64,
+    /// The device's command as the host saw it, from posting it to seeing the answer: the
+    /// device's own time for it (`ckpt_ns` or `rebuild_ns`) plus its pick-up and the answer's
+    /// notice, which are most of the hand-over.
+    pub(crate) command_ns: u64,
     pub(crate) total_ns: u64,
     /// When it ended (monotonic ms), to place it on a timeline.
     pub(crate) end_ms: u64,
@@ -129,8 +133,9 @@ impl RefluxDev {
     }
 
     /// Sends the device its part of the migration of `id` at `epoch` and waits for the answer;
-    /// returns the device's own time for it.
-    fn device_step(&self, id: u8, epoch: u64, to: Side) -> Result<u64> {
+    /// returns the device's own time for it and the command's round trip.
+    fn device_step(&self, id: u8, epoch: u64, to: Side) -> Result<(u64, u64)> {
+        let t0 = now_ns();
         let (status, dev_ns) = if self.mig_mailbox {
             let answer = self.mailbox_step(id, epoch, to);
             // A migration has one command: none is imminent any more (the device stops polling
@@ -140,6 +145,7 @@ impl RefluxDev {
         } else {
             self.command_step(id, epoch, to)?
         };
+        let round_ns = now_ns().saturating_sub(t0);
         if status != abi::STATUS_OK {
             pr_warn_ratelimited!(
                 "{}: the device refused its part of migrating actor {id}: {status}\n",
@@ -147,7 +153,7 @@ impl RefluxDev {
             );
             return Err(EIO);
         }
-        Ok(dev_ns)
+        Ok((dev_ns, round_ns))
     }
 
     /// Waits for `answered` to give the device's answer, spinning at first; `ETIMEDOUT` after
@@ -372,6 +378,7 @@ impl RefluxDev {
         // 4. Checkpoint ("ready").
         let t_ckpt0 = now_ns();
         let mut dev_ckpt_ns = 0;
+        let mut command_ns = 0;
         match from {
             Side::Host => {
                 let c = self.controls.lock().take(id).ok_or(EIO)?;
@@ -381,7 +388,7 @@ impl RefluxDev {
                     return Err(e.into());
                 }
             }
-            Side::Device => dev_ckpt_ns = self.device_step(id, odd, Side::Host)?,
+            Side::Device => (dev_ckpt_ns, command_ns) = self.device_step(id, odd, Side::Host)?,
         }
         let t_ready = now_ns();
         self.pause_at(2, id)?;
@@ -394,7 +401,9 @@ impl RefluxDev {
                 self.controls.lock().put(id, ckpt.rebuild(SIDE_HOST))?;
                 control::activate(pmr, layout, id, SIDE_HOST, odd)?;
             }
-            Side::Device => dev_rebuild_ns = self.device_step(id, odd, Side::Device)?,
+            Side::Device => {
+                (dev_rebuild_ns, command_ns) = self.device_step(id, odd, Side::Device)?;
+            }
         }
         let t_active = now_ns();
         self.pause_at(3, id)?;
@@ -427,6 +436,7 @@ impl RefluxDev {
             ckpt_ns,
             handover_ns: total_ns.saturating_sub(drain_ns + ckpt_ns + rebuild_ns),
             rebuild_ns,
+            command_ns,
             total_ns,
             end_ms: t_end / 1_000_000,
         })

@@ -31,7 +31,9 @@ use std::fmt;
 pub const MARKER: &str = "##reflux-bench";
 
 /// The paradigms, in the order they are reported.
-pub const PARADIGMS: [&str; 3] = ["A", "B", "C"];
+/// `H` is not one of the paper's: every stage on the host, never moved, the ceiling of the host's
+/// path (fio, io_uring, the driver, the device's commit) that B and C share.
+pub const PARADIGMS: [&str; 4] = ["A", "B", "C", "H"];
 
 /// A value of a key the tool does not interpret: a number if it reads as a finite one.
 #[derive(Clone, Debug, PartialEq)]
@@ -312,11 +314,11 @@ fn merge_info(info: &mut Fields, new: Fields) {
 
 /// The paradigm named by the first token of a begin or end line.
 fn paradigm_name<'a>(word: &str, name: Option<&'a str>) -> Result<&'a str, String> {
-    let name = name.ok_or_else(|| format!("{word} needs a paradigm (A, B or C)"))?;
+    let name = name.ok_or_else(|| format!("{word} needs a paradigm (A, B, C or H)"))?;
     if PARADIGMS.contains(&name) {
         Ok(name)
     } else {
-        Err(format!("{word} {name}: the paradigms are A, B and C"))
+        Err(format!("{word} {name}: the paradigms are A, B, C and H"))
     }
 }
 

@@ -26,6 +26,7 @@ pub fn colour(name: &str) -> &'static str {
         "A" => "#d62728",
         "B" => "#ff7f0e",
         "C" => "#2ca02c",
+        "H" => "#1f77b4",
         _ => "#7f7f7f",
     }
 }
@@ -448,6 +449,8 @@ impl<'a> Report<'a> {
                 obj([
                     ("C/B", self.ratio("C", "B").map(|v| round(v, 4)).into()),
                     ("C/A", self.ratio("C", "A").map(|v| round(v, 4)).into()),
+                    ("C/H", self.ratio("C", "H").map(|v| round(v, 4)).into()),
+                    ("B/H", self.ratio("B", "H").map(|v| round(v, 4)).into()),
                 ]),
             ),
             ("epoch_ms", EPOCH_MS.into()),
@@ -510,9 +513,11 @@ impl<'a> Report<'a> {
         }
         let _ = writeln!(
             out,
-            "\nsteady MB/s ratios: C/B {}   C/A {}",
+            "\nsteady MB/s ratios: C/B {}   C/A {}   C/H {}   B/H {}",
             opt(self.ratio("C", "B"), 3),
-            opt(self.ratio("C", "A"), 3)
+            opt(self.ratio("C", "A"), 3),
+            opt(self.ratio("C", "H"), 3),
+            opt(self.ratio("B", "H"), 3)
         );
         let _ = writeln!(
             out,

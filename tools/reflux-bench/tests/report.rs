@@ -279,3 +279,29 @@ fn migration_times_spanning_decades_plot_on_a_log_axis() {
     assert!(m.contains("microseconds (logarithmic)"), "{m}");
     assert!(m.contains(">0.1<") && m.contains(">10000<"), "{m}");
 }
+
+#[test]
+fn the_host_only_reference() {
+    let log = "##reflux-bench begin B\n\
+               ##reflux-bench sample t_ms=250 mbps=20 temp_mc=50000 throttled=0\n\
+               ##reflux-bench fio bw_mbps=20 verify=ok\n\
+               ##reflux-bench end B\n\
+               ##reflux-bench begin C\n\
+               ##reflux-bench sample t_ms=250 mbps=30 temp_mc=50000 throttled=0\n\
+               ##reflux-bench fio bw_mbps=30 verify=ok\n\
+               ##reflux-bench end C\n\
+               ##reflux-bench begin H\n\
+               ##reflux-bench sample t_ms=250 mbps=25 temp_mc=35000 throttled=0\n\
+               ##reflux-bench fio bw_mbps=25 verify=ok\n\
+               ##reflux-bench end H\n";
+    let bench = parse_log(log).unwrap();
+    let report = Report::new(&bench);
+    let j = report.json();
+    assert!(close(num(&j, &["ratios", "C/H"]), 1.2));
+    assert!(close(num(&j, &["ratios", "B/H"]), 0.8));
+    assert!(close(num(&j, &["paradigms", "H", "steady_mbps"]), 25.0));
+    let t = report.table();
+    assert!(t.contains("C/H 1.200   B/H 0.800"), "{t}");
+    assert!(t.lines().any(|l| l.starts_with("H ")), "{t}");
+    assert!(parse_log("##reflux-bench begin D\n").is_err());
+}
