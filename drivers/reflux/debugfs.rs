@@ -57,6 +57,7 @@ impl Show for DevStats {
             ("pagecache_tagged", get(&self.dev.pagecache.tagged)),
             ("irq_polled", get(&s.irq_polled)),
             ("host_deferred", get(&s.host_deferred)),
+            ("host_shared_scratch", get(&s.host_shared_scratch)),
             ("pagecache_stale", get(&self.dev.pagecache.stale)),
         ] {
             writeln!(out, "{k} {v}")?;

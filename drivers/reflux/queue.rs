@@ -112,6 +112,9 @@ pub(crate) struct Stats {
     pub(crate) irq_polled: AtomicU64,
     /// Host steps handed to the host-stage workqueue.
     pub(crate) host_deferred: AtomicU64,
+    /// Host runs that found the scratch pool empty and took turns on the shared scratch, under
+    /// its spinlock.
+    pub(crate) host_shared_scratch: AtomicU64,
 }
 
 /// The host steps of one request, queued on the host-stage workqueue.
@@ -574,7 +577,12 @@ impl RefluxDev {
                 }
                 ran
             }
-            None => run_with(&mut self.scratch.lock()),
+            None => {
+                self.stats
+                    .host_shared_scratch
+                    .fetch_add(1, Ordering::Relaxed);
+                run_with(&mut self.scratch.lock())
+            }
         };
         self.host_busy_ns.fetch_add(
             crate::actor::exec::now_ns().saturating_sub(t0),
