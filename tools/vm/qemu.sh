@@ -60,6 +60,8 @@ append+=" memmap=$((pmr_size >> 20))M\$$pmr_base cxlstack.pmr_window=$pmr_size@$
 # make bench-reflux REFLUX_SPEED=P: the device engine's speed in permille of the host's.
 [ -n "${BENCH_SPEED:-}" ] && append+=" cxlstack.bench_speed=$BENCH_SPEED"
 [ -n "${BENCH_CORES:-}" ] && append+=" cxlstack.bench_cores=$BENCH_CORES"
+# make bench-reflux REFLUX_RISE=MC: the thermal model's rise at full load, in milli-degrees C.
+[ -n "${BENCH_RISE:-}" ] && append+=" cxlstack.bench_rise=$BENCH_RISE"
 # make bench-reflux REFLUX_DEVCPU=1: the device's threads get CPU 1 to themselves.
 [ -n "${BENCH_DEVCPU:-}" ] && append+=" isolcpus=1 irqaffinity=0 cxlstack.bench_devcpu=1"
 args=(-accel "$accel" -cpu "$cpu" -smp 2 -m $((2048 + (node2_size >> 20)))M
