@@ -1,0 +1,112 @@
+//! `reflux-engine FILE WINDOW_OFFSET [POLL_US]`: serves the compression-engine window of the
+//! software CXL SSD whose PMR (and window) are in the shared file `FILE`, until killed.
+//!
+//! Started by `tools/vm/qemu.sh` next to QEMU when the benchmark asks for the engine
+//! (`make bench-reflux REFLUX_ENGINE=1`). It waits for the device to lay the window out,
+//! then polls the slots, sleeping `POLL_US` microseconds (default 20) between empty scans, and
+//! beats its heartbeat about every millisecond. It prints what it served when it gets SIGTERM.
+
+use std::fs::OpenOptions;
+use std::os::fd::AsRawFd;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use reflux_engine::window::Engine;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_term(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+fn parse(s: &str) -> Option<usize> {
+    match s.strip_prefix("0x") {
+        Some(h) => usize::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(path), Some(window)) = (args.get(1), args.get(2).and_then(|s| parse(s))) else {
+        eprintln!("usage: reflux-engine FILE WINDOW_OFFSET [POLL_US]");
+        return ExitCode::from(2);
+    };
+    let poll = Duration::from_micros(args.get(3).and_then(|s| parse(s)).unwrap_or(20) as u64);
+    let file = match OpenOptions::new().read(true).write(true).open(path) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("reflux-engine: {path}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let len = match file.metadata() {
+        Ok(m) => m.len() as usize,
+        Err(e) => {
+            eprintln!("reflux-engine: {path}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // SAFETY: a fresh shared mapping of the whole file, read-write, checked below; nothing else
+    // in this process uses the address range.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        eprintln!(
+            "reflux-engine: mmap {path}: {}",
+            std::io::Error::last_os_error()
+        );
+        return ExitCode::FAILURE;
+    }
+    // SAFETY: the mapping above is `len` bytes, read-write, and is never unmapped (the
+    // process exits with it).
+    let mut engine = match unsafe { Engine::new(base.cast(), len, window) } {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("reflux-engine: window {window:#x} in {len} bytes: {e:?}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // SAFETY: `on_term` only stores to an atomic, which is async-signal-safe; the timer slack
+    // call only changes this thread's timer slack.
+    unsafe {
+        libc::signal(libc::SIGTERM, on_term as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_term as *const () as libc::sighandler_t);
+        // Sleeps of tens of microseconds, not the default 50 µs slack on top.
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong);
+    }
+    let mut beat = Instant::now();
+    let mut was_attached = false;
+    while !STOP.load(Ordering::Relaxed) {
+        if !engine.attached() {
+            std::thread::sleep(Duration::from_millis(5));
+            continue;
+        }
+        if !was_attached {
+            eprintln!("reflux-engine: attached to the window at {window:#x}");
+            was_attached = true;
+            engine.beat();
+        }
+        if beat.elapsed() >= Duration::from_millis(1) {
+            engine.beat();
+            beat = Instant::now();
+        }
+        if engine.serve() == 0 {
+            std::thread::sleep(poll);
+        }
+    }
+    eprintln!(
+        "reflux-engine: {} jobs ok, {} bad state, {} invalid; {} blocks",
+        engine.jobs[0], engine.jobs[1], engine.jobs[2], engine.blocks
+    );
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,253 @@
+//! The engine against a window laid out as the device lays it out, in ordinary memory.
+
+use std::mem::{offset_of, size_of};
+
+use reflux_engine::abi::{META_CHECKSUMMED, META_COMPRESSED};
+use reflux_engine::engine_abi::*;
+use reflux_engine::ops;
+use reflux_engine::window::Engine;
+
+/// A fake shared file: a PMR of `PMR` bytes, then the window.
+const PMR: usize = 64 * BLOCK;
+
+struct File(Vec<u64>);
+
+impl File {
+    fn new() -> Self {
+        let mut f = Self(vec![0u64; (PMR + WINDOW_BYTES) / 8]);
+        f.put(PMR + offset_of!(Header, version), &VERSION.to_le_bytes());
+        f.put(PMR + offset_of!(Header, nr_slots), &SLOTS.to_le_bytes());
+        f.put(
+            PMR + offset_of!(Header, slot_stride),
+            &(SLOT_STRIDE as u32).to_le_bytes(),
+        );
+        f.put(
+            PMR + offset_of!(Header, pmr_size),
+            &(PMR as u64).to_le_bytes(),
+        );
+        f.put(PMR + offset_of!(Header, magic), &MAGIC.to_le_bytes());
+        f
+    }
+    fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: the vector's storage reinterpreted as bytes, same length in bytes.
+        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast(), self.0.len() * 8) }
+    }
+    fn put(&mut self, off: usize, v: &[u8]) {
+        self.bytes()[off..off + v.len()].copy_from_slice(v);
+    }
+    fn get(&mut self, off: usize, n: usize) -> Vec<u8> {
+        self.bytes()[off..off + n].to_vec()
+    }
+    fn u32(&mut self, off: usize) -> u32 {
+        u32::from_le_bytes(self.get(off, 4).try_into().unwrap())
+    }
+    fn engine(&mut self) -> Engine {
+        let len = self.0.len() * 8;
+        // SAFETY: the vector outlives every engine of a test (the engine is dropped first).
+        unsafe { Engine::new(self.0.as_mut_ptr().cast(), len, PMR) }.unwrap()
+    }
+    /// Posts job `seq` in slot `i`.
+    fn post(&mut self, i: u32, seq: u32, ops: &[u8], blocks: &[BlockIn]) {
+        let s = PMR + slot_offset(i);
+        self.put(
+            s + offset_of!(Slot, nr_blocks),
+            &(blocks.len() as u32).to_le_bytes(),
+        );
+        let mut o = [0u8; 8];
+        o[..ops.len()].copy_from_slice(ops);
+        self.put(s + offset_of!(Slot, ops), &o);
+        for (b, blk) in blocks.iter().enumerate() {
+            let at = s + offset_of!(Slot, blocks_in) + b * size_of::<BlockIn>();
+            self.put(at, &blk.offset.to_le_bytes());
+            self.put(at + 8, &blk.len.to_le_bytes());
+            self.put(at + 10, &blk.flags.to_le_bytes());
+            self.put(at + 12, &blk.crc.to_le_bytes());
+        }
+        self.put(s + offset_of!(Slot, seq), &seq.to_le_bytes());
+    }
+    fn out(&mut self, i: u32, b: usize) -> BlockOut {
+        let at = PMR + slot_offset(i) + offset_of!(Slot, blocks_out) + b * size_of::<BlockOut>();
+        let v = self.get(at, 16);
+        let u16_at = |k: usize| u16::from_le_bytes([v[k], v[k + 1]]);
+        BlockOut {
+            crc: u32::from_le_bytes(v[0..4].try_into().unwrap()),
+            len: u16_at(4),
+            flags: u16_at(6),
+            len_after: [u16_at(8), u16_at(10)],
+            in_output: u16_at(12),
+            reserved: 0,
+        }
+    }
+    fn status(&mut self, i: u32) -> (u32, u32, u32) {
+        let s = PMR + slot_offset(i);
+        (
+            self.u32(s + offset_of!(Slot, done)),
+            self.u32(s + offset_of!(Slot, status)),
+            self.u32(s + offset_of!(Slot, bad_block)),
+        )
+    }
+}
+
+/// Half random, half zeros in every 512 bytes (fio's `buffer_compress_percentage=50`).
+fn half_compressible(seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut v = vec![0u8; BLOCK];
+    for (k, byte) in v.iter_mut().enumerate() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if k % 512 < 256 {
+            *byte = x as u8;
+        }
+    }
+    v
+}
+
+fn random(seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..BLOCK)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect()
+}
+
+fn raw(offset: u64) -> BlockIn {
+    BlockIn {
+        offset,
+        len: BLOCK as u16,
+        flags: 0,
+        crc: 0,
+    }
+}
+
+#[test]
+fn crc32c_is_the_standard_one() {
+    assert_eq!(ops::crc32c(b"123456789"), 0xE306_9283);
+}
+
+#[test]
+fn an_unattached_window_is_not_served() {
+    let mut f = File::new();
+    f.put(PMR + offset_of!(Header, magic), &0u32.to_le_bytes());
+    assert!(!f.engine().attached());
+    let mut f = File::new();
+    assert!(f.engine().attached());
+}
+
+#[test]
+fn the_compress_pipeline_compresses_then_checksums_the_stored_bytes() {
+    let mut f = File::new();
+    let blocks = [half_compressible(1), random(2)];
+    f.put(3 * BLOCK, &blocks[0]);
+    f.put(7 * BLOCK, &blocks[1]);
+    f.post(
+        2,
+        1,
+        &[OP_LZ4_COMPRESS, OP_CRC32C],
+        &[raw(3 * BLOCK as u64), raw(7 * BLOCK as u64)],
+    );
+    let mut e = f.engine();
+    assert_eq!(e.serve(), 1);
+    assert_eq!(e.serve(), 0, "a finished job is not run again");
+    assert_eq!(f.status(2), (1, STATUS_OK, 0));
+
+    let o = f.out(2, 0);
+    assert_eq!(o.flags, META_COMPRESSED | META_CHECKSUMMED);
+    assert_eq!(o.in_output, 1);
+    assert!(
+        o.len > 0 && usize::from(o.len) < BLOCK / 2 + 200,
+        "len {}",
+        o.len
+    );
+    assert_eq!(o.len_after, [o.len, o.len]);
+    let stored = f.get(PMR + output_offset(2, 0), usize::from(o.len));
+    assert_eq!(o.crc, ops::crc32c(&stored));
+    let back = lz4_flex::block::decompress(&stored, BLOCK).unwrap();
+    assert_eq!(back, blocks[0]);
+
+    // Incompressible: stored raw, the checksum over the raw bytes.
+    let o = f.out(2, 1);
+    assert_eq!(o.flags, META_CHECKSUMMED);
+    assert_eq!(o.in_output, 0);
+    assert_eq!(usize::from(o.len), BLOCK);
+    assert_eq!(o.crc, ops::crc32c(&blocks[1]));
+    // The engine never writes the PMR.
+    assert_eq!(f.get(3 * BLOCK, BLOCK), blocks[0]);
+}
+
+#[test]
+fn a_checksum_step_after_a_host_compression_uses_the_inherited_length() {
+    let mut f = File::new();
+    let b = half_compressible(5);
+    f.put(0, &b);
+    let blk = BlockIn {
+        offset: 0,
+        len: 1000,
+        flags: META_COMPRESSED,
+        crc: 0,
+    };
+    f.post(0, 7, &[OP_CRC32C], &[blk]);
+    f.engine().serve();
+    assert_eq!(f.status(0), (7, STATUS_OK, 0));
+    let o = f.out(0, 0);
+    assert_eq!(
+        (o.len, o.flags, o.in_output),
+        (1000, META_COMPRESSED | META_CHECKSUMMED, 0)
+    );
+    assert_eq!(o.crc, ops::crc32c(&b[..1000]));
+}
+
+#[test]
+fn lz4_of_a_block_that_is_not_raw_is_a_bad_state() {
+    let mut f = File::new();
+    let ok = raw(0);
+    let bad = BlockIn {
+        flags: META_CHECKSUMMED,
+        ..raw(BLOCK as u64)
+    };
+    f.post(1, 1, &[OP_LZ4_COMPRESS], &[ok, bad]);
+    f.engine().serve();
+    assert_eq!(f.status(1), (1, STATUS_BAD_STATE, 1));
+}
+
+#[test]
+fn malformed_jobs_are_refused_whole() {
+    let mut f = File::new();
+    // A buffer reaching past the PMR.
+    f.post(0, 1, &[OP_CRC32C], &[raw(PMR as u64 - 100)]);
+    // No blocks.
+    f.post(1, 1, &[OP_CRC32C], &[]);
+    // An unknown operation.
+    f.post(3, 1, &[9], &[raw(0)]);
+    // A zero length.
+    f.post(4, 1, &[OP_CRC32C], &[BlockIn { len: 0, ..raw(0) }]);
+    let mut e = f.engine();
+    assert_eq!(e.serve(), 4);
+    assert_eq!(e.jobs, [0, 0, 4]);
+    for i in [0, 1, 3, 4] {
+        assert_eq!(f.status(i).1, STATUS_INVALID, "slot {i}");
+    }
+}
+
+#[test]
+fn a_window_outside_the_mapping_is_refused() {
+    let mut v = vec![0u64; 1024];
+    // SAFETY: the vector outlives the (failed) construction.
+    let r = unsafe { Engine::new(v.as_mut_ptr().cast(), 8192, 0) };
+    assert!(r.is_err());
+}
+
+#[test]
+fn the_heartbeat_moves() {
+    let mut f = File::new();
+    let e = f.engine();
+    e.beat();
+    e.beat();
+    let hb = f.get(PMR + offset_of!(Header, heartbeat), 8);
+    assert_eq!(u64::from_le_bytes(hb.try_into().unwrap()), 2);
+    assert_eq!(f.u32(PMR + offset_of!(Header, engine_version)), VERSION);
+}
