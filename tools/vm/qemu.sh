@@ -6,7 +6,8 @@
 # Environment: KERNEL_IMAGE, INITRAMFS, VM_TIMEOUT (seconds, default 900),
 # PMR_FILE (the PMR's backing file, default LOGDIR/pmr.img), PMR_KEEP=1 (boot
 # on the existing PMR file instead of a fresh one: the power-cut test),
-# VM_POWERCUT=1 (QEMU killed with SIGKILL is the expected end: exit 0).
+# VM_POWERCUT=1 (QEMU killed with SIGKILL is the expected end: exit 0), ENGINE_BIN (the
+# compression engine process to run next to QEMU, below).
 # Writes LOGDIR/console.log (ttyS0: the kernel console) and LOGDIR/tests.log
 # (ttyS1: test output). Exits with QEMU's status, 124 if the timeout hit.
 #
@@ -48,9 +49,24 @@ if [ "${PMR_KEEP:-0}" != 1 ]; then
 	rm -f "$pmr_file"
 fi
 [ -e "$pmr_file" ] || truncate -s $((node2_size)) "$pmr_file"
+# ENGINE_BIN=path (make bench-reflux REFLUX_ENGINE=1): the device's compression engine runs
+# in that process outside the VM, on the top 2 MiB of the reserved PMR range, which it maps
+# through the same shared file (tools/testing/reflux/engine_abi.rs); the PMR is 2 MiB smaller.
+pmr_window=$pmr_size
+engine_pid=
+if [ -n "${ENGINE_BIN:-}" ]; then
+	engine_size=0x200000
+	pmr_window=$((pmr_size - engine_size))
+fi
 append="console=ttyS0 panic=-1 oops=panic loglevel=7 cxlstack.mode=$mode"
 append+=" memmap=$((ccm_size >> 20))M\$$ccm_base cxlstack.ccm_window=$ccm_size@$ccm_base"
-append+=" memmap=$((pmr_size >> 20))M\$$pmr_base cxlstack.pmr_window=$pmr_size@$pmr_base"
+append+=" memmap=$((pmr_size >> 20))M\$$pmr_base cxlstack.pmr_window=$pmr_window@$pmr_base"
+if [ -n "${ENGINE_BIN:-}" ]; then
+	append+=" cxlstack.engine_window=$engine_size@$((pmr_base + pmr_window))"
+	"$ENGINE_BIN" "$pmr_file" "$pmr_window" >"$logdir/engine.log" 2>&1 &
+	engine_pid=$!
+	trap 'kill "$engine_pid" 2>/dev/null; wait "$engine_pid" 2>/dev/null' EXIT
+fi
 # make bench ONLY=WORKLOAD REPEAT=N: a part of the matrix (bench/ccm_bench --only, --repeat).
 [ -n "${BENCH_ONLY:-}" ] && append+=" cxlstack.bench_only=$BENCH_ONLY"
 [ -n "${BENCH_REPEAT:-}" ] && append+=" cxlstack.bench_repeat=$BENCH_REPEAT"

@@ -67,7 +67,7 @@ use crate::proto::request::{check_epoch, epoch_tag, EpochCheck, Request};
 pub const BLOCK: usize = BLOCK_SIZE as usize;
 
 /// Bytes of a [`ReqState`] blob's wire image.
-const REQ_STATE_BYTES: usize = size_of::<ReqState>();
+pub(super) const REQ_STATE_BYTES: usize = size_of::<ReqState>();
 
 /// The `META_*` bits a blob entry may carry. `META_VALID` describes a stored block, not a
 /// buffer; a blob entry with it (or anything unknown) is refused.
@@ -175,7 +175,7 @@ impl fmt::Display for ExecError {
 }
 
 /// Converts a PMR offset of the layout into a mapping offset.
-fn at(offset: Option<u64>) -> Result<usize, ExecError> {
+pub(super) fn at(offset: Option<u64>) -> Result<usize, ExecError> {
     offset
         .and_then(|o| usize::try_from(o).ok())
         .ok_or(ExecError::Pmr)
@@ -224,6 +224,10 @@ pub trait StageObserver {
     /// count added to its shared [`ActorShared::invocations`]: the side's control state of the
     /// actor counts the same runs.
     fn actor_ran(&mut self, _actor: u8, _blocks: u64) {}
+
+    /// Step `stage` processed `bytes` input bytes of one block on an engine outside this
+    /// context ([`super::external`]): no time of this context was spent on it.
+    fn stage_elsewhere(&mut self, _stage: Stage, _bytes: usize) {}
 }
 
 impl StageObserver for () {
@@ -232,9 +236,9 @@ impl StageObserver for () {
 
 /// One step of a plan: the stage and its actor.
 #[derive(Clone, Copy, Debug)]
-struct PlannedStep {
-    stage: Stage,
-    actor: u8,
+pub(super) struct PlannedStep {
+    pub(super) stage: Stage,
+    pub(super) actor: u8,
 }
 
 /// A run checked against the actor and epoch tables, ready to execute.
@@ -245,7 +249,7 @@ struct PlannedStep {
 /// step's actor exists and is of the step's kind; `key` is set if a step is AES-XTS.
 pub struct Plan {
     run: Run,
-    steps: [Option<PlannedStep>; MAX_STAGES],
+    pub(super) steps: [Option<PlannedStep>; MAX_STAGES],
     epochs: [u32; MAX_STAGES],
     key: Option<[u8; XTS_KEY_SIZE]>,
 }
@@ -347,17 +351,17 @@ pub struct RunOutput {
 
 /// One stage's statistics over a request, published into its actor's shared state.
 #[derive(Clone, Copy, Default)]
-struct StageStats {
-    invocations: u64,
-    bytes_in: u64,
-    bytes_out: u64,
-    errors: u64,
+pub(super) struct StageStats {
+    pub(super) invocations: u64,
+    pub(super) bytes_in: u64,
+    pub(super) bytes_out: u64,
+    pub(super) errors: u64,
 }
 
 /// Adds `stats[k]` to the statistics line of step `k`'s actor. The line is written by the side
 /// that runs the actor; several engine cores of one side may run it at once, hence the atomic
 /// additions (in coherent memory shared by that side's cores).
-fn publish_stats(
+pub(super) fn publish_stats(
     pmr: &impl SharedMem,
     layout: &PmrLayout,
     plan: &Plan,
@@ -387,7 +391,7 @@ fn publish_stats(
 
 /// Whether `(len, flags)` describes a possible buffer: known flags, and a length the flags
 /// allow (the rules of a stored block, [`BlockInfo::new`]).
-fn entry_ok(len: u16, flags: u16) -> bool {
+pub(super) fn entry_ok(len: u16, flags: u16) -> bool {
     flags & !BLOB_FLAGS == 0
         && BlockInfo::new(
             len,

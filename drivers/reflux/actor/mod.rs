@@ -38,6 +38,7 @@ pub mod aes;
 pub mod control;
 pub mod crc;
 pub mod exec;
+pub mod external;
 pub mod lz4;
 
 use crate::abi::{self, ActorShared, SIDE_DEVICE, XTS_KEY_SIZE};

@@ -130,10 +130,16 @@ impl Pacer {
     /// Adds the delay for work that took the host `host_ns` on an engine of `speed_permille`,
     /// paid from the credit first. Returns how long to sleep now, if enough is owed.
     pub fn charge(&mut self, host_ns: u64, speed_permille: u32) -> Option<u64> {
-        let extra = extra_delay_ns(host_ns, speed_permille);
-        let from_credit = extra.min(self.credit_ns);
+        self.owe(extra_delay_ns(host_ns, speed_permille))
+    }
+
+    /// Adds `delay_ns` of delay (work the engine did without this core spending time on it:
+    /// the whole modelled time is owed), paid from the credit first. Returns how long to sleep
+    /// now, if enough is owed.
+    pub fn owe(&mut self, delay_ns: u64) -> Option<u64> {
+        let from_credit = delay_ns.min(self.credit_ns);
         self.credit_ns -= from_credit;
-        self.owed_ns = self.owed_ns.saturating_add(extra - from_credit);
+        self.owed_ns = self.owed_ns.saturating_add(delay_ns - from_credit);
         self.due()
     }
 

@@ -98,6 +98,23 @@ fn pacer_accumulates_until_a_sleep_is_worth_it() {
     assert_eq!(p.credit_ns(), 1_000_000);
 }
 
+#[test]
+fn work_done_elsewhere_owes_its_whole_time() {
+    let mut p = Pacer::new(PacerParams::DEFAULT).unwrap();
+    // An engine step modelled at 30 us of host time, at twice the host's speed: 15 us, all of
+    // it owed (a local step would owe nothing at this speed).
+    assert_eq!(p.owe(device_ns(30_000, 2000)), None);
+    assert_eq!(p.charge(30_000, 2000), None);
+    assert_eq!(p.owed_ns(), 15_000);
+    assert_eq!(p.owe(device_ns(80_000, 2000)), Some(55_000));
+    // The time spent waiting for the engine is credit against what it owes.
+    p.paid(55_000);
+    p.paid(12_000);
+    assert_eq!((p.owed_ns(), p.credit_ns()), (0, 12_000));
+    assert_eq!(p.owe(20_000), None);
+    assert_eq!((p.owed_ns(), p.credit_ns()), (8_000, 0));
+}
+
 proptest! {
     /// Over any sequence of work and imprecise sleeps, the time slept tracks the delay owed:
     /// never more than the credit cap ahead, never more than one minimum sleep (plus the last

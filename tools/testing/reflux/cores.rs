@@ -15,6 +15,11 @@
 //! speed, halved while throttled) and sleep it off. The time from taking a request to completing
 //! it, sleeps included, is the core's busy time, the thermal model's heat.
 //!
+//! With the compression engine ([`crate::engine`]) a write's crc32c and LZ4 steps run there,
+//! off the guest's CPUs, and the core owes the whole modelled time of each step instead (the
+//! engine's wait counts towards it). If the engine is gone, late or wrong, the core runs the
+//! steps itself: the engine wrote nothing the core must undo.
+//!
 //! When the SQ is empty a core polls it with short sleeps and, after a while without work, with
 //! millisecond naps (hardware would watch the doorbell; the tail in the PMR is what the doorbell
 //! announces). A core asked to stop finishes the request it holds, completion included, and
@@ -25,9 +30,11 @@ use core::sync::atomic::Ordering;
 use kernel::{kthread, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem, sync::Arc};
 
 use crate::abi::{self, SubmissionDescriptor, BLOCK_SIZE, NEXT_STAGE_DONE};
-use crate::actor::exec::{self, ExecError, Plan, Scratch, StageObserver};
+use crate::actor::exec::{self, ExecError, Plan, RunOutput, Scratch, StageObserver};
+use crate::actor::external;
 use crate::dev::{Completion, Dev};
-use crate::proto::pacing::{Pacer, PacerParams};
+use crate::engine::EngineCore;
+use crate::proto::pacing::{device_ns, Pacer, PacerParams};
 use crate::proto::pipeline::{Direction, Hop, Side, Stage, MAX_STAGES};
 use crate::proto::request::Request;
 use crate::store;
@@ -61,11 +68,13 @@ impl Busy<'_> {
     }
 }
 
-impl StageObserver for Busy<'_> {
-    fn stage_done(&mut self, stage: Stage, _bytes: usize, host_ns: u64) {
+impl Busy<'_> {
+    /// Step `stage`, `host_ns` of host-CPU work of which the core spent `spent_ns` itself:
+    /// charges the actor its engine time and pays the rest of the modelled time by sleeping.
+    fn paced(&mut self, stage: Stage, host_ns: u64, spent_ns: u64) {
         let speed = self.dev.speed_permille.load(Ordering::Relaxed);
         // The actor's share of the engine, at the engine's speed, for the host's scheduler.
-        let engine_ns = host_ns.saturating_mul(1000) / u64::from(speed.max(1));
+        let engine_ns = device_ns(host_ns, speed);
         if let Some(at) = self
             .dev
             .layout
@@ -80,7 +89,7 @@ impl StageObserver for Busy<'_> {
                 c.fetch_add(engine_ns, Ordering::Relaxed);
             }
         }
-        if let Some(owed) = self.pacer.charge(host_ns, speed) {
+        if let Some(owed) = self.pacer.owe(engine_ns.saturating_sub(spent_ns)) {
             let t0 = now_ns();
             let us = owed / 1000;
             // The range lets the timer coalesce; oversleep is credited by the pacer. A stop
@@ -91,6 +100,21 @@ impl StageObserver for Busy<'_> {
         }
         // Per step, not per request: a long request heats the device while it runs.
         self.account();
+    }
+}
+
+impl StageObserver for Busy<'_> {
+    fn stage_done(&mut self, stage: Stage, _bytes: usize, host_ns: u64) {
+        self.paced(stage, host_ns, host_ns);
+    }
+
+    fn stage_elsewhere(&mut self, stage: Stage, bytes: usize) {
+        let host_ns = self
+            .dev
+            .engine
+            .as_ref()
+            .map_or(0, |e| e.model_host_ns(stage, bytes));
+        self.paced(stage, host_ns, 0);
     }
 
     fn actor_ran(&mut self, actor: u8, blocks: u64) {
@@ -122,6 +146,7 @@ pub(crate) fn run(dev: Arc<Dev>, index: u32, mut scratch: Scratch) -> i32 {
     let Ok(mut pacer) = Pacer::new(PacerParams::DEFAULT) else {
         return -(kernel::bindings::EINVAL as i32);
     };
+    let mut engine = EngineCore::new(index);
     let mut idle = 0u32;
     let mut served = 0u64;
     let mut last_work = now_ns();
@@ -135,7 +160,7 @@ pub(crate) fn run(dev: Arc<Dev>, index: u32, mut scratch: Scratch) -> i32 {
             Some(desc) => {
                 idle = 0;
                 served += 1;
-                process(&dev, &desc, &mut scratch, &mut pacer);
+                process(&dev, &desc, &mut scratch, &mut pacer, &mut engine);
                 last_work = now_ns();
                 kthread::cond_resched();
             }
@@ -158,7 +183,13 @@ pub(crate) fn run(dev: Arc<Dev>, index: u32, mut scratch: Scratch) -> i32 {
 }
 
 /// Runs one descriptor and completes it.
-fn process(dev: &Dev, desc: &SubmissionDescriptor, scratch: &mut Scratch, pacer: &mut Pacer) {
+fn process(
+    dev: &Dev,
+    desc: &SubmissionDescriptor,
+    scratch: &mut Scratch,
+    pacer: &mut Pacer,
+    engine: &mut EngineCore,
+) {
     let mut busy = Busy {
         dev,
         pacer,
@@ -173,7 +204,7 @@ fn process(dev: &Dev, desc: &SubmissionDescriptor, scratch: &mut Scratch, pacer:
             );
             Outcome::failed(e.status(), [0; MAX_STAGES])
         }
-        Ok(req) => execute(dev, &req, scratch, &mut busy),
+        Ok(req) => execute(dev, &req, scratch, &mut busy, engine),
     };
     // Before the completion: waiting for room in the CQ is not engine work either.
     busy.account();
@@ -209,7 +240,13 @@ fn exec_failed(dev: &Dev, req: &Request, e: ExecError, epochs: [u32; MAX_STAGES]
 }
 
 /// The device's part of a validated request.
-fn execute(dev: &Dev, req: &Request, scratch: &mut Scratch, busy: &mut Busy<'_>) -> Outcome {
+fn execute(
+    dev: &Dev,
+    req: &Request,
+    scratch: &mut Scratch,
+    busy: &mut Busy<'_>,
+    engine: &mut EngineCore,
+) -> Outcome {
     let route = req.route();
     let desc = req.descriptor();
     if route.direction() == Direction::Flush {
@@ -260,7 +297,7 @@ fn execute(dev: &Dev, req: &Request, scratch: &mut Scratch, busy: &mut Busy<'_>)
             return Outcome::failed(e.status(), plan.epochs());
         }
     }
-    if let Err(e) = exec::run_stages(pmr, layout, req, &plan, scratch, busy) {
+    if let Err(e) = run_steps(dev, req, &plan, scratch, busy, engine) {
         return exec_failed(dev, req, e, plan.epochs());
     }
     let bytes = if run.commit {
@@ -288,6 +325,47 @@ fn execute(dev: &Dev, req: &Request, scratch: &mut Scratch, busy: &mut Busy<'_>)
         bytes: u32::try_from(bytes).unwrap_or(u32::MAX),
         epochs: plan.epochs(),
     }
+}
+
+/// Runs the plan's steps: on the compression engine if the device has one and it takes the
+/// run, here otherwise (also when the engine fails it: it wrote nothing the core must undo).
+fn run_steps(
+    dev: &Dev,
+    req: &Request,
+    plan: &Plan,
+    scratch: &mut Scratch,
+    busy: &mut Busy<'_>,
+    core: &mut EngineCore,
+) -> Result<RunOutput, ExecError> {
+    let (pmr, layout) = (&dev.pmr, &dev.layout);
+    if let Some(engine) = dev.engine.as_ref() {
+        if let Some(run) = external::begin(pmr, layout, req, plan)? {
+            let t0 = now_ns();
+            if let Some(results) = engine.run(core, &run) {
+                if external::check(&run, results.blocks()) {
+                    // The wait was the engine's time: credit against the modelled time.
+                    busy.pacer.paid(now_ns().saturating_sub(t0));
+                    return external::finish(
+                        pmr,
+                        layout,
+                        plan,
+                        run,
+                        results.blocks(),
+                        engine.memory(),
+                        scratch,
+                        busy,
+                    );
+                }
+                engine.refused.fetch_add(1, Ordering::Relaxed);
+                pr_warn_ratelimited!(
+                    "reflux.{}: tag {}: the engine's results do not follow from the job; run here\n",
+                    dev.id,
+                    req.descriptor().tag
+                );
+            }
+        }
+    }
+    exec::run_stages(pmr, layout, req, plan, scratch, busy)
 }
 
 /// A flush: completes once every byte committed before it has drained to NAND (the paper's GPF

@@ -23,6 +23,7 @@ use crate::abi::{
     CQ_ENTRY_SIZE, SIDE_DEVICE, SQ_ENTRY_SIZE,
 };
 use crate::actor::control::{self, Controls};
+use crate::engine::Engine;
 use crate::proto::pipeline::MAX_STAGES;
 use crate::proto::ring::{RingGeometry, RingIndex};
 
@@ -97,6 +98,8 @@ pub(crate) struct Dev {
     pub(crate) speed_permille: AtomicU32,
     /// The completion interrupt, if the device has one.
     line: Option<SoftLine>,
+    /// The compression engine outside the VM, if the device has a window for it.
+    pub(crate) engine: Option<Engine>,
     /// The control state of the actors the device owns (rebuilt at enable, checkpointed and
     /// dropped when it stops; moved by migrations).
     #[pin]
@@ -111,6 +114,7 @@ pub(crate) struct Dev {
 
 impl Dev {
     /// The device state, not serving until the host enables it.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         id: u32,
         regs: MemRemap,
@@ -119,6 +123,7 @@ impl Dev {
         layout: PmrLayout,
         speed_permille: u32,
         line: Option<SoftLine>,
+        engine: Option<Engine>,
     ) -> Result<impl PinInit<Self, Error>> {
         let geometry = RingGeometry::new(layout.params().ring_entries).map_err(|_| EINVAL)?;
         Ok(try_pin_init!(Self {
@@ -142,6 +147,7 @@ impl Dev {
             drained: AtomicU64::new(0),
             speed_permille: AtomicU32::new(speed_permille),
             line,
+            engine,
             controls <- new_spinlock!(Controls::default(), "reflux_dev_actors"),
             controller <- new_spinlock!(None, "reflux_dev_controller"),
             soon_kick_ns: AtomicU64::new(0),

@@ -22,6 +22,10 @@
 //! device `reflux.0` under it: resource 0 the register block, resource 1 the PMR, and the
 //! completion interrupt (a software interrupt line) when `irq=1`.
 //!
+//! With `engine_base=BASE engine_window=SIZE` (another reserved window of the same shared
+//! file) the device has a compression engine outside the VM, `tools/reflux-engine`, that runs
+//! writes' crc32c and LZ4 steps for the cores ([`engine`], [`engine_abi`]).
+//!
 //! # Load, format, unload
 //!
 //! At load the PMR is kept if its superblock validates (data survives power cuts and module
@@ -77,6 +81,9 @@ pub mod proto;
 mod control;
 mod cores;
 mod dev;
+mod engine;
+/// The interface to the compression engine outside the VM, shared with `tools/reflux-engine`.
+pub mod engine_abi;
 mod format;
 mod migrate;
 mod store;
@@ -102,6 +109,18 @@ module_param!(
     name: "pmr_window",
     perm: 0o444,
     desc: "size in bytes of the reserved window: the PMR, then the 4 KiB register block"
+);
+module_param!(
+    static ENGINE_BASE: u64 = 0,
+    name: "engine_base",
+    perm: 0o444,
+    desc: "physical base of the compression engine's window (reserved, shared with the engine process); 0: no engine"
+);
+module_param!(
+    static ENGINE_WINDOW: u64 = 0,
+    name: "engine_window",
+    perm: 0o444,
+    desc: "size in bytes of the compression engine's window; 0: no engine"
 );
 module_param!(
     static NR_CORES: u32 = 2,
@@ -217,6 +236,7 @@ const THROTTLED_SPEED_PERMILLE: u32 = 500;
 struct Params {
     base: u64,
     window: u64,
+    engine: Option<MemResource>,
     nr_cores: u32,
     speed: u32,
     want: format::Wanted,
@@ -308,9 +328,11 @@ fn params() -> Result<Params> {
         pr_err!("pmr_window {window:#x} leaves no room for a PMR next to the register block\n");
         return Err(EINVAL);
     }
+    let engine = engine_window(base, window)?;
     Ok(Params {
         base,
         window,
+        engine,
         nr_cores,
         speed,
         want: format::Wanted {
@@ -322,6 +344,31 @@ fn params() -> Result<Params> {
         nand_mbps,
         thermal,
     })
+}
+
+/// The compression engine's window from `engine_base` and `engine_window`: none if both are 0;
+/// `EINVAL` unless it is 4 KiB aligned, large enough for the interface and apart from the PMR
+/// window `base..base + window`.
+fn engine_window(base: u64, window: u64) -> Result<Option<MemResource>> {
+    let (start, size) = (ENGINE_BASE.get(), ENGINE_WINDOW.get());
+    if start == 0 && size == 0 {
+        return Ok(None);
+    }
+    let align = abi::PMR_AREA_ALIGN;
+    let end = start.checked_add(size);
+    let apart = end.is_some_and(|e| e <= base || start >= base.saturating_add(window));
+    if start == 0 || start % align != 0 || size % align != 0 || !apart {
+        pr_err!("engine_base {start:#x} and engine_window {size:#x} must be a 4 KiB aligned window apart from the PMR's\n");
+        return Err(EINVAL);
+    }
+    if size < engine_abi::WINDOW_BYTES as u64 {
+        pr_err!(
+            "engine_window {size:#x} is smaller than the engine interface's {:#x} bytes\n",
+            engine_abi::WINDOW_BYTES
+        );
+        return Err(EINVAL);
+    }
+    Ok(Some(MemResource { start, size }))
 }
 
 /// Writes the register block's state at load: identification, telemetry at rest, no fault
@@ -399,8 +446,14 @@ impl kernel::Module for RefluxDevModule {
             Some(l) => KVec::from_elem(l.irq(), 1, GFP_KERNEL)?,
             None => KVec::new(),
         };
+        let engine = match p.engine {
+            Some(res) => Some(engine::Engine::new(res, pmr_size, p.nr_cores)?),
+            None => None,
+        };
         let dev = Arc::pin_init(
-            dev::Dev::new(DEVICE_ID, regs, pmr, pmr_size, layout, p.speed, line)?,
+            dev::Dev::new(
+                DEVICE_ID, regs, pmr, pmr_size, layout, p.speed, line, engine,
+            )?,
             GFP_KERNEL,
         )?;
         // Every core's scratch before any thread starts: a failed allocation fails the load.
@@ -461,6 +514,14 @@ impl kernel::Module for RefluxDevModule {
 
 impl Drop for RefluxDevModule {
     fn drop(&mut self) {
+        if let Some(e) = self._dev.engine.as_ref() {
+            pr_info!(
+                "reflux.{DEVICE_ID}: the compression engine ran {} requests; {} ran here instead ({} refused)\n",
+                e.jobs.load(Ordering::Relaxed),
+                e.fallbacks.load(Ordering::Relaxed),
+                e.refused.load(Ordering::Relaxed)
+            );
+        }
         pr_info!("removing reflux.{DEVICE_ID}\n");
     }
 }
