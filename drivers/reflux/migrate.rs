@@ -529,8 +529,9 @@ pub(crate) struct Registration {
     pub(crate) nr_place: usize,
     /// Bit `id`: actor `id` is compute-dominated (pinned).
     pub(crate) pinned: u32,
-    /// Request-level dispatch (paradigm B): the pipeline's actors run on both sides.
-    pub(crate) replicated: bool,
+    /// Request-level dispatch (paradigm B) by this rule: the pipeline's actors run on both
+    /// sides.
+    pub(crate) dispatch: Option<crate::proto::dispatch::Rule>,
 }
 
 /// Settles every actor at mount, before the device is enabled (the host owns the PMR): finishes
@@ -543,8 +544,8 @@ pub(crate) fn settle_at_mount(dev: &RefluxDev, reg: &Registration) -> Result {
         .min(MAX_ACTORS);
     let mut routing = dev.routing.lock();
     routing.dispatch = reg
-        .replicated
-        .then(|| crate::proto::dispatch::Dispatch::new(DISPATCH_PROFILE));
+        .dispatch
+        .map(|rule| crate::proto::dispatch::Dispatch::new(DISPATCH_PROFILE, rule));
     for idx in 1..nr {
         let id = idx as u8;
         let Ok(sh) = control::header(pmr, layout, id) else {
@@ -568,7 +569,8 @@ pub(crate) fn settle_at_mount(dev: &RefluxDev, reg: &Registration) -> Result {
                 Side::from_abi(owner).name()
             ),
         }
-        let replicated = reg.replicated && reg.place[..reg.nr_place].iter().any(|(a, _)| *a == id);
+        let replicated =
+            reg.dispatch.is_some() && reg.place[..reg.nr_place].iter().any(|(a, _)| *a == id);
         let pinned = reg.pinned & (1 << idx) != 0 || replicated;
         if let Some((_, want)) = reg.place[..reg.nr_place].iter().find(|(a, _)| *a == id) {
             if want.abi() != owner {

@@ -84,7 +84,7 @@ module_param!(
     static DISPATCH: u32 = 0,
     name: "dispatch",
     perm: 0o444,
-    desc: "1: request-level dispatch (the paradigm-B baseline): each whole request runs on the side a fixed cost profile prefers; no per-stage placement, no migration"
+    desc: "request-level dispatch (the paradigm-B baseline; no per-stage placement, no migration), each whole request on the side a fixed cost profile prefers: 1 the faster side (lambda-IO), 2 the smaller expected wait (queue-aware); 0: off"
 );
 module_param!(
     static PINNED: u32 = 0,
@@ -303,9 +303,9 @@ fn sched_params() -> Result<SchedParams> {
         pr_err!("sched={} is out of range 0..=1\n", SCHED.get());
         return Err(EINVAL);
     }
-    if DISPATCH.get() > 1 || (DISPATCH.get() == 1 && SCHED.get() == 1) {
+    if DISPATCH.get() > 2 || (DISPATCH.get() != 0 && SCHED.get() == 1) {
         pr_err!(
-            "dispatch={} with sched={}: dispatch is 0..=1 and excludes the scheduler\n",
+            "dispatch={} with sched={}: dispatch is 0..=2 and excludes the scheduler\n",
             DISPATCH.get(),
             SCHED.get()
         );
@@ -385,7 +385,11 @@ impl PipeConfig {
             place: [(0, Side::Host); abi::MAX_STAGES as usize],
             nr_place: 0,
             pinned: PINNED.get(),
-            replicated: DISPATCH.get() == 1,
+            dispatch: match DISPATCH.get() {
+                1 => Some(crate::proto::dispatch::Rule::Faster),
+                2 => Some(crate::proto::dispatch::Rule::ExpectedWait),
+                _ => None,
+            },
         };
         if self.keep {
             return reg;

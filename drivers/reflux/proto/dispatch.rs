@@ -5,17 +5,34 @@
 //! cost profile, and is never recalled.
 //!
 //! The first `profile` requests alternate between the sides, and their service times (arrival to
-//! completion) give each side's mean cost. From then on the profile is fixed, and a request goes to
-//! the side with the smaller expected completion time, `(outstanding + 1) · cost`, so that the
-//! queue on each side is taken into account but a side's slowdown after profiling (a device that
-//! throttles) is not: the profile is what the decision believes. There is no per-stage placement
-//! and no migration: the actors run on both sides at once.
+//! completion) give each side's mean cost. From then on the profile is fixed: a side's slowdown
+//! after profiling (a device that throttles) is not seen, the profile is what the decision
+//! believes. There is no per-stage placement and no migration: the actors run on both sides at
+//! once. Two rules choose a side:
+//!
+//! - [`Rule::Faster`], λ-IO's: every request goes to the side the profile says is faster.
+//! - [`Rule::ExpectedWait`], a stronger baseline than the paper's: the side with the smaller
+//!   expected completion time, `(outstanding + 1) · cost`, so that the queue on each side is
+//!   taken into account and both sides share the load in the ratio of their profiled costs. A
+//!   side that slows down keeps more requests outstanding and so gets fewer new ones: queueing
+//!   makes up for part of what the fixed profile misses.
 
 use super::pipeline::Side;
+
+/// How a profiled dispatcher picks the side of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// The side with the smaller profiled cost, whatever is queued there (λ-IO's).
+    Faster,
+    /// The side with the smaller `(outstanding + 1) · cost`.
+    ExpectedWait,
+}
 
 /// The dispatcher of one device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dispatch {
+    /// How the side is chosen once the profile is fixed.
+    rule: Rule,
     /// Requests each side must have served before the profile is fixed.
     profile: u32,
     /// Profiled requests, per side (host, device).
@@ -36,9 +53,11 @@ const fn ix(s: Side) -> usize {
 }
 
 impl Dispatch {
-    /// A dispatcher that profiles `profile` requests per side (at least 1).
-    pub const fn new(profile: u32) -> Self {
+    /// A dispatcher that profiles `profile` requests per side (at least 1), then follows
+    /// `rule`.
+    pub const fn new(profile: u32, rule: Rule) -> Self {
         Self {
+            rule,
             profile: if profile == 0 { 1 } else { profile },
             samples: [0; 2],
             total_ns: [0; 2],
@@ -66,8 +85,11 @@ impl Dispatch {
     pub fn choose(&mut self) -> Side {
         let side = match (self.cost_ns(Side::Host), self.cost_ns(Side::Device)) {
             (Some(h), Some(d)) => {
-                let wait = |cost: u64, s: Side| {
-                    cost.saturating_mul(u64::from(self.outstanding[ix(s)]) + 1)
+                let wait = |cost: u64, s: Side| match self.rule {
+                    Rule::Faster => cost,
+                    Rule::ExpectedWait => {
+                        cost.saturating_mul(u64::from(self.outstanding[ix(s)]) + 1)
+                    }
                 };
                 if wait(h, Side::Host) < wait(d, Side::Device) {
                     Side::Host
@@ -99,6 +121,11 @@ impl Dispatch {
             self.samples[i] += 1;
             self.total_ns[i] = self.total_ns[i].saturating_add(ns);
         }
+    }
+
+    /// The rule.
+    pub const fn rule(&self) -> Rule {
+        self.rule
     }
 
     /// Requests outstanding on `side`.

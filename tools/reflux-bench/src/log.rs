@@ -31,9 +31,11 @@ use std::fmt;
 pub const MARKER: &str = "##reflux-bench";
 
 /// The paradigms, in the order they are reported.
-/// `H` is not one of the paper's: every stage on the host, never moved, the ceiling of the host's
-/// path (fio, io_uring, the driver, the device's commit) that B and C share.
-pub const PARADIGMS: [&str; 4] = ["A", "B", "C", "H"];
+/// `Bq` and `H` are not the paper's. `Bq` is request-level dispatch that also weighs each side's
+/// queue (a stronger baseline than λ-IO's rule, which is B's). `H` has every stage on the host,
+/// never moved: the ceiling of the host's path (fio, io_uring, the driver, the device's commit)
+/// that B and C share.
+pub const PARADIGMS: [&str; 5] = ["A", "B", "Bq", "C", "H"];
 
 /// A value of a key the tool does not interpret: a number if it reads as a finite one.
 #[derive(Clone, Debug, PartialEq)]
@@ -314,11 +316,13 @@ fn merge_info(info: &mut Fields, new: Fields) {
 
 /// The paradigm named by the first token of a begin or end line.
 fn paradigm_name<'a>(word: &str, name: Option<&'a str>) -> Result<&'a str, String> {
-    let name = name.ok_or_else(|| format!("{word} needs a paradigm (A, B, C or H)"))?;
+    let name = name.ok_or_else(|| format!("{word} needs a paradigm (A, B, Bq, C or H)"))?;
     if PARADIGMS.contains(&name) {
         Ok(name)
     } else {
-        Err(format!("{word} {name}: the paradigms are A, B, C and H"))
+        Err(format!(
+            "{word} {name}: the paradigms are A, B, Bq, C and H"
+        ))
     }
 }
 

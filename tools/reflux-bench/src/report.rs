@@ -25,6 +25,7 @@ pub fn colour(name: &str) -> &'static str {
     match name {
         "A" => "#d62728",
         "B" => "#ff7f0e",
+        "Bq" => "#9467bd",
         "C" => "#2ca02c",
         "H" => "#1f77b4",
         _ => "#7f7f7f",
@@ -451,6 +452,8 @@ impl<'a> Report<'a> {
                     ("C/A", self.ratio("C", "A").map(|v| round(v, 4)).into()),
                     ("C/H", self.ratio("C", "H").map(|v| round(v, 4)).into()),
                     ("B/H", self.ratio("B", "H").map(|v| round(v, 4)).into()),
+                    ("C/Bq", self.ratio("C", "Bq").map(|v| round(v, 4)).into()),
+                    ("Bq/H", self.ratio("Bq", "H").map(|v| round(v, 4)).into()),
                 ]),
             ),
             ("epoch_ms", EPOCH_MS.into()),
@@ -513,11 +516,13 @@ impl<'a> Report<'a> {
         }
         let _ = writeln!(
             out,
-            "\nsteady MB/s ratios: C/B {}   C/A {}   C/H {}   B/H {}",
+            "\nsteady MB/s ratios: C/B {}   C/A {}   C/H {}   B/H {}   C/Bq {}   Bq/H {}",
             opt(self.ratio("C", "B"), 3),
             opt(self.ratio("C", "A"), 3),
             opt(self.ratio("C", "H"), 3),
-            opt(self.ratio("B", "H"), 3)
+            opt(self.ratio("B", "H"), 3),
+            opt(self.ratio("C", "Bq"), 3),
+            opt(self.ratio("Bq", "H"), 3)
         );
         let _ = writeln!(
             out,

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Request-level dispatch: profiling, then the expected-completion rule, never re-profiled.
+//! Request-level dispatch: profiling, then the faster side or the expected-completion rule,
+//! never re-profiled.
 
-use reflux_proto::dispatch::Dispatch;
+use reflux_proto::dispatch::{Dispatch, Rule};
 use reflux_proto::pipeline::Side;
 
 #[test]
-fn profiles_both_sides_then_prefers_the_cheaper() {
-    let mut d = Dispatch::new(2);
+fn profiles_both_sides_then_balances_by_expected_wait() {
+    let mut d = Dispatch::new(2, Rule::ExpectedWait);
     let mut sides = Vec::new();
     for _ in 0..4 {
         sides.push(d.choose());
@@ -39,7 +40,7 @@ fn profiles_both_sides_then_prefers_the_cheaper() {
 
 #[test]
 fn the_profile_is_never_revised() {
-    let mut d = Dispatch::new(1);
+    let mut d = Dispatch::new(1, Rule::ExpectedWait);
     let a = d.choose();
     let b = d.choose();
     assert_ne!(a, b);
@@ -55,7 +56,7 @@ fn the_profile_is_never_revised() {
 
 #[test]
 fn zero_profile_is_one() {
-    let mut d = Dispatch::new(0);
+    let mut d = Dispatch::new(0, Rule::Faster);
     let s = d.choose();
     d.finished(s, 5);
     assert!(!d.profiled());
@@ -63,4 +64,30 @@ fn zero_profile_is_one() {
     assert_ne!(s, t);
     d.finished(t, 7);
     assert!(d.profiled());
+}
+
+#[test]
+fn the_faster_rule_sends_everything_to_the_profiled_faster_side() {
+    for (host, device, want) in [
+        (3_000_000, 1_000_000, Side::Device),
+        (1_000_000, 3_000_000, Side::Host),
+    ] {
+        let mut d = Dispatch::new(2, Rule::Faster);
+        assert_eq!(d.rule(), Rule::Faster);
+        let sides: Vec<_> = (0..4).map(|_| d.choose()).collect();
+        for s in sides {
+            d.finished(s, if s == Side::Host { host } else { device });
+        }
+        assert!(d.profiled());
+        // However much is queued there, and however slow it has become.
+        for _ in 0..100 {
+            assert_eq!(d.choose(), want);
+        }
+        assert_eq!(d.outstanding(want), 100);
+        assert_eq!(d.outstanding(want.other()), 0);
+        for _ in 0..100 {
+            d.finished(want, 50 * host.max(device));
+        }
+        assert_eq!(d.choose(), want);
+    }
 }
