@@ -117,11 +117,12 @@ bench: initramfs
 # [REFLUX_CORES=the device's engine cores, default 2] [REFLUX_DEVCPU=1: the device's threads get
 # CPU 1 to themselves, the host CPU 0] [REFLUX_RISE=the thermal model's rise at full load in
 # milli-degrees C, default 80000] [REFLUX_ENGINE=1: the device's crc32c and LZ4 of writes run
-# in a process outside the VM, tools/reflux-engine, paced to the same model].
+# in a process outside the VM, tools/reflux-engine, paced to the same model]
+# [REFLUX_PIPELINE=compress (default) | encrypt: the writes' pipeline, with crc32c].
 bench-reflux: initramfs
 	cd tools && cargo build --release --quiet -p reflux-bench -p reflux-engine
 	mkdir -p $(OUT)/bench-reflux-run
-	$(if $(filter 1,$(REFLUX_ENGINE)),ENGINE_BIN=$(CURDIR)/tools/target/release/reflux-engine) BENCH_SECONDS=$(REFLUX_SECONDS) BENCH_SPEED=$(REFLUX_SPEED) BENCH_CORES=$(REFLUX_CORES) BENCH_DEVCPU=$(REFLUX_DEVCPU) BENCH_RISE=$(REFLUX_RISE) VM_TIMEOUT=1200 $(VM)/qemu.sh bench-reflux $(OUT)/bench-reflux-run
+	$(if $(filter 1,$(REFLUX_ENGINE)),ENGINE_BIN=$(CURDIR)/tools/target/release/reflux-engine) BENCH_SECONDS=$(REFLUX_SECONDS) BENCH_SPEED=$(REFLUX_SPEED) BENCH_CORES=$(REFLUX_CORES) BENCH_DEVCPU=$(REFLUX_DEVCPU) BENCH_RISE=$(REFLUX_RISE) BENCH_PIPELINE=$(REFLUX_PIPELINE) VM_TIMEOUT=1200 $(VM)/qemu.sh bench-reflux $(OUT)/bench-reflux-run
 	tools/target/release/reflux-bench --log $(OUT)/bench-reflux-run/tests.log --out $(OUT)/bench/reflux
 
 check: rustfmtcheck initramfs vmlog

@@ -78,6 +78,8 @@ fi
 [ -n "${BENCH_CORES:-}" ] && append+=" cxlstack.bench_cores=$BENCH_CORES"
 # make bench-reflux REFLUX_RISE=MC: the thermal model's rise at full load, in milli-degrees C.
 [ -n "${BENCH_RISE:-}" ] && append+=" cxlstack.bench_rise=$BENCH_RISE"
+# make bench-reflux REFLUX_PIPELINE=compress|encrypt: the pipeline of the writes.
+[ -n "${BENCH_PIPELINE:-}" ] && append+=" cxlstack.bench_pipeline=$BENCH_PIPELINE"
 # make bench-reflux REFLUX_DEVCPU=1: the device's threads get CPU 1 to themselves.
 [ -n "${BENCH_DEVCPU:-}" ] && append+=" isolcpus=1 irqaffinity=0 cxlstack.bench_devcpu=1"
 args=(-accel "$accel" -cpu "$cpu" -smp 2 -m $((2048 + (node2_size >> 20)))M

@@ -251,7 +251,7 @@ pub struct Plan {
     run: Run,
     pub(super) steps: [Option<PlannedStep>; MAX_STAGES],
     epochs: [u32; MAX_STAGES],
-    key: Option<[u8; XTS_KEY_SIZE]>,
+    pub(super) key: Option<[u8; XTS_KEY_SIZE]>,
 }
 
 impl Plan {

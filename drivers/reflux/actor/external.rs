@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A write's crc32c and lz4 steps run by an engine outside the context that holds the request:
+//! A write's steps run by an engine outside the context that holds the request:
 //! the software device's compression engine (`tools/testing/reflux/engine_abi.rs`).
 //!
 //! The context keeps everything but the arithmetic: [`begin`] checks the run as
@@ -12,8 +12,8 @@
 //! context that gives up on it (it stopped answering, or its results were refused) runs the
 //! request itself with nothing to undo.
 //!
-//! Only writes' crc32c and lz4 steps are external: a fixed-function unit's job. Reads, AES-XTS
-//! and anything with a key stay with the context.
+//! Only writes' steps are external (crc32c, lz4, aes-xts with the actor's key): a
+//! fixed-function unit's job. Reads, which verify and undo, stay with the context.
 
 use kernel::{prelude::*, shared_mem::SharedMem};
 
@@ -23,6 +23,7 @@ use super::exec::{
 };
 use crate::abi::{
     PmrLayout, ReqState, BLOCK_SIZE, MAX_REQ_BLOCKS, META_CHECKSUMMED, META_COMPRESSED,
+    META_ENCRYPTED, XTS_KEY_SIZE,
 };
 use crate::proto::pipeline::{Direction, Stage, MAX_STAGES};
 use crate::proto::request::Request;
@@ -62,14 +63,17 @@ pub struct BlockOut {
 ///
 /// # Invariants
 ///
-/// `nr <= MAX_BLOCKS`; `stages[..]` are the plan's steps (all crc32c or lz4 of a write) in
-/// order; `blocks[..nr]` are the request's blocks with entries that `entry_ok` accepts.
+/// `nr <= MAX_BLOCKS`; `stages[..]` are the plan's steps (of a write) in order; `blocks[..nr]`
+/// are the request's blocks with entries that `entry_ok` accepts; `key` is set if a step is
+/// aes-xts.
 pub struct ExternalRun {
     blob: ReqState,
     blob_at: usize,
     nr: usize,
     stages: [Option<Stage>; MAX_STAGES],
     blocks: [BlockIn; MAX_BLOCKS],
+    lba: u64,
+    key: Option<[u8; XTS_KEY_SIZE]>,
 }
 
 impl ExternalRun {
@@ -82,10 +86,20 @@ impl ExternalRun {
     pub fn blocks(&self) -> &[BlockIn] {
         self.blocks.get(..self.nr).unwrap_or(&[])
     }
+
+    /// The LBA of the first block (block `b`'s is `lba + b`, its XTS data unit).
+    pub fn lba(&self) -> u64 {
+        self.lba
+    }
+
+    /// The AES-XTS key, if a step is aes-xts.
+    pub fn key(&self) -> Option<&[u8; XTS_KEY_SIZE]> {
+        self.key.as_ref()
+    }
 }
 
 /// The run of `plan` as an external job, or `None` if it is not one an engine does (not a
-/// write, another stage, no step). Errors are what [`run_stages`](super::exec::run_stages) would answer before
+/// write, or no step). Errors are what [`run_stages`](super::exec::run_stages) would answer before
 /// touching a block.
 pub fn begin(
     pmr: &impl SharedMem,
@@ -99,11 +113,11 @@ pub fn begin(
     }
     let mut stages = [None; MAX_STAGES];
     for (slot, step) in stages.iter_mut().zip(plan.steps.iter()) {
-        match step {
-            Some(s) if matches!(s.stage, Stage::Crc32c | Stage::Lz4) => *slot = Some(s.stage),
-            Some(_) => return Ok(None),
-            None => {}
-        }
+        *slot = step.map(|s| s.stage);
+    }
+    let aes = stages.contains(&Some(Stage::AesXts));
+    if aes && plan.key.is_none() {
+        return Err(ExecError::Key);
     }
     let desc = req.descriptor();
     let nr = usize::from(desc.nr_blocks);
@@ -132,9 +146,13 @@ pub fn begin(
             }
             (len, crc, u16::from(flags))
         };
-        // LZ4 takes raw blocks only, and runs first (a checksum step sets a flag).
+        // LZ4 and AES-XTS take raw blocks only, and so run first (a checksum step sets a
+        // flag, and one transform is all a pipeline has).
         let raw = flags == 0 && usize::from(len) == BLOCK;
-        if stages.contains(&Some(Stage::Lz4)) && (!raw || stages[0] != Some(Stage::Lz4)) {
+        let transform = stages
+            .iter()
+            .position(|s| matches!(s, Some(Stage::Lz4 | Stage::AesXts)));
+        if transform.is_some_and(|k| k != 0 || !raw) {
             return Err(ExecError::BadState { block: b });
         }
         *blk = BlockIn {
@@ -151,26 +169,37 @@ pub fn begin(
         nr,
         stages,
         blocks,
+        lba: desc.lba,
+        key: if aes { plan.key } else { None },
     }))
 }
 
 /// Whether `out` (one per block) is what `run`'s steps can make of its blocks: the flags they
-/// add and no others, a compressed block shorter than a block and in the engine's memory, an
-/// uncompressed one unchanged in its buffer, and lengths step by step to match. The checksum
-/// itself is the engine's word.
+/// add and no others, a compressed block shorter than a block and an encrypted one a whole
+/// block, both in the engine's memory, an untransformed one unchanged in its buffer, and
+/// lengths step by step to match. The checksum and the bytes themselves are the engine's word.
 pub fn check(run: &ExternalRun, out: &[BlockOut]) -> bool {
     if out.len() != run.nr {
         return false;
     }
-    let crc = run.stages.contains(&Some(Stage::Crc32c));
+    let has = |stage| run.stages.contains(&Some(stage));
+    let (crc, lz4, aes) = (has(Stage::Crc32c), has(Stage::Lz4), has(Stage::AesXts));
     run.blocks().iter().zip(out).all(|(i, o)| {
-        let compressed = o.flags & META_COMPRESSED != 0 && i.flags & META_COMPRESSED == 0;
-        let mut want = i.flags | if crc { META_CHECKSUMMED } else { 0 };
+        let compressed = lz4 && o.flags & META_COMPRESSED != 0;
+        let mut want = i.flags;
+        if crc {
+            want |= META_CHECKSUMMED;
+        }
         if compressed {
             want |= META_COMPRESSED;
         }
+        if aes {
+            want |= META_ENCRYPTED;
+        }
         let len_ok = if compressed {
             o.len > 0 && usize::from(o.len) < BLOCK && o.output.is_some()
+        } else if aes {
+            usize::from(o.len) == BLOCK && o.output.is_some()
         } else {
             o.len == i.len && o.output.is_none()
         };

@@ -4,9 +4,7 @@
 //! [`window::Engine`] serves the slots of a mapped window; `main.rs` maps the VM's shared PMR
 //! file and runs it until it is killed.
 
-#[path = "../../../drivers/reflux/abi.rs"]
-#[allow(dead_code)]
-pub mod abi;
+pub use reflux_proto::abi;
 #[path = "../../testing/reflux/engine_abi.rs"]
 pub mod engine_abi;
 pub mod ops;

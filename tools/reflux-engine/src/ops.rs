@@ -1,9 +1,35 @@
-//! What the engine does to one block: the write steps of the crc32c and lz4 stages, with the
-//! semantics of `drivers/reflux/actor/exec.rs` (`apply`), so that a block the engine processed
-//! reads back through either side's actors.
+//! What the engine does to one block: the write steps of the crc32c, lz4 and aes-xts stages,
+//! with the semantics of `drivers/reflux/actor/exec.rs` (`apply`), so that a block the engine
+//! processed reads back through either side's actors.
 
-use crate::abi::{BLOCK_SIZE, META_CHECKSUMMED, META_COMPRESSED};
-use crate::engine_abi::{BlockOut, BLOCK, MAX_OPS, OP_CRC32C, OP_LZ4_COMPRESS, OP_NONE};
+use aes::cipher::generic_array::GenericArray;
+use aes::cipher::{BlockDecrypt, BlockEncrypt, KeyInit};
+use aes::Aes256;
+use reflux_proto::xts::{self, Xts};
+
+use crate::abi::{BLOCK_SIZE, META_CHECKSUMMED, META_COMPRESSED, META_ENCRYPTED};
+use crate::engine_abi::{
+    BlockOut, BLOCK, KEY_BYTES, MAX_OPS, OP_CRC32C, OP_LZ4_COMPRESS, OP_NONE, OP_XTS_ENCRYPT,
+};
+
+/// AES-256 as the block cipher under [`Xts`], as `actor/aes.rs` is in the kernel.
+pub struct Aes(Aes256);
+
+impl xts::BlockCipher for Aes {
+    fn encrypt_block(&self, block: &mut [u8; xts::BLOCK]) {
+        self.0.encrypt_block(GenericArray::from_mut_slice(block));
+    }
+    fn decrypt_block(&self, block: &mut [u8; xts::BLOCK]) {
+        self.0.decrypt_block(GenericArray::from_mut_slice(block));
+    }
+}
+
+/// The XTS context of a key pair (data key, then tweak key).
+pub fn xts_context(key: &[u8; KEY_BYTES]) -> Xts<Aes> {
+    let (data, tweak) = key.split_at(KEY_BYTES / 2);
+    let k = |b: &[u8]| Aes(Aes256::new(GenericArray::from_slice(b)));
+    Xts::new(k(data), k(tweak))
+}
 
 const _: () = assert!(BLOCK == BLOCK_SIZE as usize);
 
@@ -39,14 +65,18 @@ pub fn lz4_compress(src: &[u8; BLOCK], out: &mut [u8; BLOCK]) -> Option<u16> {
 /// Output room lz4_flex needs for one block (`get_maximum_output_size(BLOCK)`, rounded up).
 const LZ4_ROOM: usize = BLOCK + BLOCK / 8 + 64;
 
-/// Runs `ops` on a block whose live bytes are `data[..len]`, with `flags` and `crc` so far.
-/// The live bytes after the run are `data`'s or, if `BlockOut::in_output` is set, `out`'s.
+/// Runs `ops` on a block (at `lba`) whose live bytes are `data[..len]`, with `flags` and `crc`
+/// so far, encrypting with `xts`. The live bytes after the run are `data`'s or, if
+/// `BlockOut::in_output` is set, `out`'s.
+#[allow(clippy::too_many_arguments)]
 pub fn run_block(
     ops: &[u8],
     data: &[u8; BLOCK],
     len: u16,
     flags: u16,
     crc: u32,
+    lba: u64,
+    xts: Option<&Xts<Aes>>,
     out: &mut [u8; BLOCK],
 ) -> Result<BlockOut, BlockError> {
     let mut r = BlockOut {
@@ -77,6 +107,19 @@ pub fn run_block(
                     r.in_output = 1;
                     r.flags |= META_COMPRESSED;
                 }
+            }
+            OP_XTS_ENCRYPT => {
+                let raw = r.flags == 0 && usize::from(r.len) == BLOCK && r.in_output == 0;
+                let Some(xts) = xts else {
+                    return Err(BlockError::UnknownOp(op));
+                };
+                if !raw {
+                    return Err(BlockError::BadState);
+                }
+                out.copy_from_slice(data);
+                xts.encrypt(lba, out).map_err(|_| BlockError::BadState)?;
+                r.in_output = 1;
+                r.flags |= META_ENCRYPTED;
             }
             other => return Err(BlockError::UnknownOp(other)),
         }

@@ -6,8 +6,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::engine_abi::{
-    output_offset, slot_offset, BlockIn, BlockOut, Header, Slot, BLOCK, MAGIC, MAX_BLOCKS, SLOTS,
-    SLOT_STRIDE, STATUS_BAD_STATE, STATUS_INVALID, STATUS_OK, VERSION, WINDOW_BYTES,
+    output_offset, slot_offset, BlockIn, BlockOut, Header, Slot, BLOCK, MAGIC, MAX_BLOCKS,
+    OP_XTS_ENCRYPT, SLOTS, SLOT_STRIDE, STATUS_BAD_STATE, STATUS_INVALID, STATUS_OK, VERSION,
+    WINDOW_BYTES,
 };
 use crate::ops::{self, BlockError};
 
@@ -197,6 +198,10 @@ impl Engine {
         let mut data = [0u8; BLOCK];
         let mut out = [0u8; BLOCK];
         let s = slot_offset(i);
+        let xts = job
+            .ops
+            .contains(&OP_XTS_ENCRYPT)
+            .then(|| ops::xts_context(&job.key));
         for (b, blk) in job.blocks_in.iter().take(nr).enumerate() {
             let BlockIn {
                 offset,
@@ -210,7 +215,17 @@ impl Engine {
             unsafe {
                 ptr::copy_nonoverlapping(self.base.add(offset as usize), data.as_mut_ptr(), BLOCK)
             };
-            let r = match ops::run_block(&job.ops, &data, len, flags, crc, &mut out) {
+            let lba = job.lba.wrapping_add(b as u64);
+            let r = match ops::run_block(
+                &job.ops,
+                &data,
+                len,
+                flags,
+                crc,
+                lba,
+                xts.as_ref(),
+                &mut out,
+            ) {
                 Ok(r) => r,
                 Err(BlockError::BadState) => return (STATUS_BAD_STATE, b as u32),
                 Err(BlockError::UnknownOp(_)) => return (STATUS_INVALID, b as u32),

@@ -27,12 +27,14 @@ use kernel::{
 };
 
 use crate::actor::{
+    aes::AesCtx,
     crc::crc32c,
     external::{BlockOut, ExternalRun},
     lz4,
 };
 use crate::engine_abi::{self as eabi, Header, Slot};
 use crate::proto::pipeline::{Stage, MAX_STAGES};
+use crate::proto::xts::Xts;
 
 /// Timed runs of each stage at load; the fastest counts.
 const CALIBRATION_RUNS: u32 = 16;
@@ -46,8 +48,8 @@ const BLOCK: usize = eabi::BLOCK;
 /// The engine's window and the model of its work.
 pub(crate) struct Engine {
     window: MemRemap,
-    /// Host-CPU picoseconds per input byte of crc32c and of LZ4 compression.
-    ps_per_byte: [u64; 2],
+    /// Host-CPU picoseconds per input byte of crc32c, LZ4 compression and AES-XTS encryption.
+    ps_per_byte: [u64; 3],
     /// Requests whose steps the engine ran.
     pub(crate) jobs: AtomicU64,
     /// Requests a core ran itself because the engine was gone, busy or late.
@@ -99,13 +101,17 @@ fn calibration_block(b: &mut [u8; BLOCK]) {
     }
 }
 
-/// The host CPU's picoseconds per byte of crc32c and of LZ4 compression.
-fn calibrate() -> Result<[u64; 2]> {
+/// The host CPU's picoseconds per byte of crc32c, LZ4 compression and AES-XTS encryption.
+fn calibrate() -> Result<[u64; 3]> {
     let mut src: KBox<[u8; BLOCK]> = KBox::init(kernel::init::zeroed(), GFP_KERNEL)?;
     let mut dst: KBox<[u8; BLOCK]> = KBox::init(kernel::init::zeroed(), GFP_KERNEL)?;
     let mut ws = lz4::Workspace::new()?;
+    // Any key: the cost does not depend on it.
+    let key = [0x5au8; eabi::KEY_BYTES];
+    let (k1, k2) = key.split_at(eabi::KEY_BYTES / 2);
+    let xts = Xts::new(AesCtx::new(k1)?, AesCtx::new(k2)?);
     calibration_block(&mut src);
-    let mut best = [u64::MAX; 2];
+    let mut best = [u64::MAX; 3];
     let mut sink = 0u32;
     for _ in 0..CALIBRATION_RUNS {
         let t0 = crate::cores::now_ns();
@@ -115,8 +121,19 @@ fn calibrate() -> Result<[u64; 2]> {
             sink ^= u32::from(n);
         }
         let t2 = crate::cores::now_ns();
-        best[0] = best[0].min(t1.saturating_sub(t0));
-        best[1] = best[1].min(t2.saturating_sub(t1));
+        dst.copy_from_slice(&src[..]);
+        if xts.encrypt(0, &mut dst[..]).is_ok() {
+            sink ^= u32::from(dst[0]);
+        }
+        let t3 = crate::cores::now_ns();
+        let times = [
+            t1.saturating_sub(t0),
+            t2.saturating_sub(t1),
+            t3.saturating_sub(t2),
+        ];
+        for (b, t) in best.iter_mut().zip(times) {
+            *b = (*b).min(t);
+        }
         kthread::cond_resched();
     }
     pr_debug!("reflux engine calibration checksum {sink:#x}\n");
@@ -146,11 +163,12 @@ impl Engine {
             .store(eabi::MAGIC, Ordering::Release);
         let ps_per_byte = calibrate()?;
         pr_info!(
-            "reflux engine window at {:#x}: {} slots; model: crc32c {} ps/B, lz4 {} ps/B of a host CPU\n",
+            "reflux engine window at {:#x}: {} slots; model: crc32c {} ps/B, lz4 {} ps/B, aes-xts {} ps/B of a host CPU\n",
             res.start,
             nr_slots,
             ps_per_byte[0],
-            ps_per_byte[1]
+            ps_per_byte[1],
+            ps_per_byte[2]
         );
         Ok(Self {
             window,
@@ -166,8 +184,7 @@ impl Engine {
         let ps = match stage {
             Stage::Crc32c => self.ps_per_byte[0],
             Stage::Lz4 => self.ps_per_byte[1],
-            // Not an engine step; costed as LZ4 should one ever be reported.
-            Stage::AesXts => self.ps_per_byte[1],
+            Stage::AesXts => self.ps_per_byte[2],
         };
         crate::proto::pacing::host_ns_for_bytes(bytes as u64, ps)
     }
@@ -219,13 +236,22 @@ impl Engine {
             *op = match stage {
                 Some(Stage::Crc32c) => eabi::OP_CRC32C,
                 Some(Stage::Lz4) => eabi::OP_LZ4_COMPRESS,
-                _ => eabi::OP_NONE,
+                Some(Stage::AesXts) => eabi::OP_XTS_ENCRYPT,
+                None => eabi::OP_NONE,
             };
         }
         self.u32_at(s + offset_of!(Slot, nr_blocks))?
             .store(blocks.len() as u32, Ordering::Relaxed);
         self.window
             .write_bytes(s + offset_of!(Slot, ops), &ops)
+            .ok()?;
+        self.window
+            .atomic_u64(s + offset_of!(Slot, lba))
+            .ok()?
+            .store(run.lba(), Ordering::Relaxed);
+        let key = run.key().copied().unwrap_or([0; eabi::KEY_BYTES]);
+        self.window
+            .write_bytes(s + offset_of!(Slot, key), &key)
             .ok()?;
         for (b, blk) in blocks.iter().enumerate() {
             let mut e = [0u8; size_of::<eabi::BlockIn>()];
@@ -290,4 +316,5 @@ impl Engine {
 // The engine's interface has one slot per core, and a core's job is a request.
 const _: () = assert!(eabi::MAX_BLOCKS == crate::abi::MAX_REQ_BLOCKS as usize);
 const _: () = assert!(eabi::MAX_OPS == MAX_STAGES);
+const _: () = assert!(eabi::KEY_BYTES == crate::abi::XTS_KEY_SIZE);
 const _: () = assert!(size_of::<eabi::BlockIn>() == 16 && size_of::<eabi::BlockOut>() == 16);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The interface between the software CXL SSD's engine cores and its compression engine: a
-//! fixed-function unit that checksums and compresses written blocks, as a computational SSD's
-//! hardware compressor does for its embedded cores.
+//! fixed-function unit that checksums, compresses and encrypts written blocks, as a
+//! computational SSD's hardware compressor and inline cipher do for its embedded cores.
 //!
 //! In the VM the unit is a process outside it (`tools/reflux-engine`). The cores' own work runs
 //! on the guest's CPUs, which the host path shares: a device modelled that way can never be
@@ -31,7 +31,7 @@
 //! | --- | --- | --- |
 //! | [`Header`] except `heartbeat` | device, at load (magic last, release) | `magic` |
 //! | [`Header::heartbeat`] | engine, about every millisecond while it serves | itself |
-//! | [`Slot::seq`], `nr_blocks`, `ops`, `blocks_in` | device (the slot's core) | `seq` (release) |
+//! | [`Slot::seq`], `nr_blocks`, `ops`, `lba`, `blocks_in`, `key` | device (the slot's core) | `seq` (release) |
 //! | [`Slot::done`], `status`, `bad_block`, `engine_ns`, `blocks_out`, the output area | engine | `done` (release) |
 //!
 //! A job is posted by writing it and storing `seq + 1` (release); it is finished when `done`
@@ -71,6 +71,11 @@ pub const OP_NONE: u8 = 0;
 pub const OP_CRC32C: u8 = 1;
 /// LZ4 compression of a raw block, kept only if it shrinks (the write step of the lz4 stage).
 pub const OP_LZ4_COMPRESS: u8 = 2;
+/// AES-256-XTS encryption of a raw block with [`Slot::key`], data unit = the block's LBA (the
+/// write step of the aes-xts stage).
+pub const OP_XTS_ENCRYPT: u8 = 3;
+/// Bytes of [`Slot::key`]: an XTS key pair (data key, then tweak key, AES-256 each).
+pub const KEY_BYTES: usize = 64;
 /// Most operations per job (one per pipeline stage).
 pub const MAX_OPS: usize = 2;
 
@@ -151,8 +156,10 @@ pub struct Slot {
     pub nr_blocks: u32,
     /// The operations, in order, [`OP_NONE`] after the last.
     pub ops: [u8; 8],
+    /// The LBA of the first block (block `b`'s is `lba + b`): the XTS data unit.
+    pub lba: u64,
     /// Reserved, zero.
-    pub reserved0: [u64; 6],
+    pub reserved0: [u64; 5],
     /// The number of the last job finished (release, after everything below).
     pub done: u32,
     /// `STATUS_*` of that job.
@@ -169,6 +176,8 @@ pub struct Slot {
     pub blocks_in: [BlockIn; MAX_BLOCKS],
     /// The blocks, as left.
     pub blocks_out: [BlockOut; MAX_BLOCKS],
+    /// The key of [`OP_XTS_ENCRYPT`] (zero for jobs without it).
+    pub key: [u8; KEY_BYTES],
 }
 
 /// Offset of slot `i` in the window.
@@ -188,7 +197,9 @@ const _: () = {
     assert!(offset_of!(Slot, done) == 64);
     assert!(offset_of!(Slot, blocks_in) == 128);
     assert!(offset_of!(Slot, blocks_out) == 128 + 16 * MAX_BLOCKS);
-    assert!(size_of::<Slot>() == 128 + 32 * MAX_BLOCKS);
+    assert!(offset_of!(Slot, lba) == 16);
+    assert!(offset_of!(Slot, key) == 128 + 32 * MAX_BLOCKS);
+    assert!(size_of::<Slot>() == 128 + 32 * MAX_BLOCKS + KEY_BYTES);
     assert!(size_of::<Slot>() <= OUTPUT_OFFSET);
     assert!(size_of::<Header>() <= SLOT_BASE);
     assert!(SLOT_STRIDE % 4096 == 0);

@@ -423,6 +423,7 @@ struct RefluxDevModule {
 impl kernel::Module for RefluxDevModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let p = params()?;
+        actor::aes::self_test()?;
         let Some(parent) = platform::find_device(kernel::c_str!("cxl_mem.0")) else {
             pr_err!("no cxl_test mock memdev cxl_mem.0 to attach to: load cxl_test first\n");
             return Err(ENODEV);
