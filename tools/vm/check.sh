@@ -12,10 +12,16 @@ log "cargo test (tools/ workspace)"
 cargo_rc=0
 (cd "$REPO/tools" && cargo test --workspace --quiet) >"$LOGDIR/cargo.log" 2>&1 || cargo_rc=$?
 
+# The main boot runs the device's compression engine next to the VM (the
+# reflux.engine suite uses it; every other suite loads the device without it).
+engine_bin="$REPO/tools/target/release/reflux-engine"
+(cd "$REPO/tools" && cargo build --release --quiet -p reflux-engine) >>"$LOGDIR/cargo.log" 2>&1 ||
+	cargo_rc=1
+
 log "booting the VM (TCG) for the kernel tests; logs in $LOGDIR"
 start=$(date +%s)
 vm_rc=0
-"$REPO/tools/vm/qemu.sh" check "$LOGDIR" || vm_rc=$?
+ENGINE_BIN=$engine_bin "$REPO/tools/vm/qemu.sh" check "$LOGDIR" || vm_rc=$?
 log "VM finished in $(( $(date +%s) - start ))s with status $vm_rc"
 
 # The power cuts: a first boot writes and gets its writes acknowledged, then

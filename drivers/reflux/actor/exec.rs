@@ -74,7 +74,7 @@ pub(super) const REQ_STATE_BYTES: usize = size_of::<ReqState>();
 pub const BLOB_FLAGS: u16 = META_CHECKSUMMED | META_COMPRESSED | META_ENCRYPTED;
 
 /// The transforms a finished read must have undone.
-const TRANSFORMS: u16 = META_COMPRESSED | META_ENCRYPTED;
+pub(super) const TRANSFORMS: u16 = META_COMPRESSED | META_ENCRYPTED;
 
 /// Why a run failed, and the completion status it maps to ([`ExecError::status`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,14 +12,17 @@
 //! context that gives up on it (it stopped answering, or its results were refused) runs the
 //! request itself with nothing to undo.
 //!
-//! Only writes' steps are external (crc32c, lz4, aes-xts with the actor's key): a
-//! fixed-function unit's job. Reads, which verify and undo, stay with the context.
+//! Every step of a write or a read is external (crc32c, lz4, aes-xts with the actor's key): a
+//! fixed-function unit's job. What stays with the context: a read's final check that nothing is
+//! left undone, and the device's undoing of transforms a read's pipeline has no stage for
+//! (`undo_unrouted`, at load). An engine that finds a block corrupt answers so, and the
+//! context runs the request itself, to report the same error it would have found.
 
 use kernel::{prelude::*, shared_mem::SharedMem};
 
 use super::exec::{
     at, entry_ok, publish_stats, ExecError, Plan, RunOutput, Scratch, StageObserver, StageStats,
-    BLOB_FLAGS, REQ_STATE_BYTES,
+    BLOB_FLAGS, REQ_STATE_BYTES, TRANSFORMS,
 };
 use crate::abi::{
     PmrLayout, ReqState, BLOCK_SIZE, MAX_REQ_BLOCKS, META_CHECKSUMMED, META_COMPRESSED,
@@ -74,6 +77,9 @@ pub struct ExternalRun {
     blocks: [BlockIn; MAX_BLOCKS],
     lba: u64,
     key: Option<[u8; XTS_KEY_SIZE]>,
+    dir: Direction,
+    /// A read whose run has the last step: it hands over the data, nothing may be left undone.
+    finishes_read: bool,
 }
 
 impl ExternalRun {
@@ -96,10 +102,15 @@ impl ExternalRun {
     pub fn key(&self) -> Option<&[u8; XTS_KEY_SIZE]> {
         self.key.as_ref()
     }
+
+    /// Whether the run is a write's (else a read's).
+    pub fn is_write(&self) -> bool {
+        self.dir == Direction::Write
+    }
 }
 
 /// The run of `plan` as an external job, or `None` if it is not one an engine does (not a
-/// write, or no step). Errors are what [`run_stages`](super::exec::run_stages) would answer before
+/// write or a read, or no step). Errors are what [`run_stages`](super::exec::run_stages) would answer before
 /// touching a block.
 pub fn begin(
     pmr: &impl SharedMem,
@@ -108,7 +119,8 @@ pub fn begin(
     plan: &Plan,
 ) -> Result<Option<ExternalRun>, ExecError> {
     let route = req.route();
-    if route.direction() != Direction::Write || plan.run().is_empty() {
+    let dir = route.direction();
+    if !matches!(dir, Direction::Write | Direction::Read) || plan.run().is_empty() {
         return Ok(None);
     }
     let mut stages = [None; MAX_STAGES];
@@ -129,7 +141,7 @@ pub fn begin(
     pmr.read_bytes(blob_at, &mut image)
         .map_err(|_| ExecError::Pmr)?;
     let blob = ReqState::from_bytes(&image);
-    let fresh = plan.run().start == 0;
+    let fresh = dir == Direction::Write && plan.run().start == 0;
     let mut blocks = [BlockIn::default(); MAX_BLOCKS];
     for (b, blk) in (0u8..).zip(blocks.iter_mut().take(nr)) {
         let i = usize::from(b);
@@ -152,7 +164,7 @@ pub fn begin(
         let transform = stages
             .iter()
             .position(|s| matches!(s, Some(Stage::Lz4 | Stage::AesXts)));
-        if transform.is_some_and(|k| k != 0 || !raw) {
+        if dir == Direction::Write && transform.is_some_and(|k| k != 0 || !raw) {
             return Err(ExecError::BadState { block: b });
         }
         *blk = BlockIn {
@@ -171,6 +183,8 @@ pub fn begin(
         blocks,
         lba: desc.lba,
         key: if aes { plan.key } else { None },
+        dir,
+        finishes_read: dir == Direction::Read && plan.run().end == route.steps(),
     }))
 }
 
@@ -185,29 +199,57 @@ pub fn check(run: &ExternalRun, out: &[BlockOut]) -> bool {
     let has = |stage| run.stages.contains(&Some(stage));
     let (crc, lz4, aes) = (has(Stage::Crc32c), has(Stage::Lz4), has(Stage::AesXts));
     run.blocks().iter().zip(out).all(|(i, o)| {
-        let compressed = lz4 && o.flags & META_COMPRESSED != 0;
-        let mut want = i.flags;
-        if crc {
-            want |= META_CHECKSUMMED;
-        }
-        if compressed {
-            want |= META_COMPRESSED;
-        }
-        if aes {
-            want |= META_ENCRYPTED;
-        }
-        let len_ok = if compressed {
-            o.len > 0 && usize::from(o.len) < BLOCK && o.output.is_some()
-        } else if aes {
-            usize::from(o.len) == BLOCK && o.output.is_some()
+        let (want, len_ok) = if run.is_write() {
+            let compressed = lz4 && o.flags & META_COMPRESSED != 0;
+            let mut want = i.flags;
+            if crc {
+                want |= META_CHECKSUMMED;
+            }
+            if compressed {
+                want |= META_COMPRESSED;
+            }
+            if aes {
+                want |= META_ENCRYPTED;
+            }
+            let len_ok = if compressed {
+                o.len > 0 && usize::from(o.len) < BLOCK && o.output.is_some()
+            } else if aes {
+                usize::from(o.len) == BLOCK && o.output.is_some()
+            } else {
+                o.len == i.len && o.output.is_none()
+            };
+            (want, len_ok)
         } else {
-            o.len == i.len && o.output.is_none()
+            // A read step clears its flag if the block has it (and undoes its transform).
+            let mut want = i.flags;
+            let mut undone = false;
+            if crc {
+                want &= !META_CHECKSUMMED;
+            }
+            for (stage, flag) in [
+                (Stage::Lz4, META_COMPRESSED),
+                (Stage::AesXts, META_ENCRYPTED),
+            ] {
+                if has(stage) && i.flags & flag != 0 {
+                    want &= !flag;
+                    undone = true;
+                }
+            }
+            let len_ok = if undone {
+                usize::from(o.len) == BLOCK && o.output.is_some()
+            } else {
+                o.len == i.len && o.output.is_none()
+            };
+            (want, len_ok)
         };
-        let steps_ok = run
-            .stages
-            .iter()
-            .zip(o.len_after.iter())
-            .all(|(s, &l)| s.is_none() || l == o.len);
+        // A write's steps all end at the final length (crc32c runs last); a read's lengths
+        // change at the transform, which `len_ok` checks.
+        let steps_ok = !run.is_write()
+            || run
+                .stages
+                .iter()
+                .zip(o.len_after.iter())
+                .all(|(s, &l)| s.is_none() || l == o.len);
         o.flags == want && o.flags & !BLOB_FLAGS == 0 && len_ok && steps_ok && {
             entry_ok(o.len, o.flags)
         }
@@ -262,6 +304,12 @@ pub fn finish(
         *crc = o.crc;
         // `check` kept the flags within `BLOB_FLAGS`, which fit in the blob's byte.
         *flags = o.flags as u8;
+        if run.finishes_read && (o.flags & TRANSFORMS != 0 || usize::from(o.len) != BLOCK) {
+            return Err(ExecError::NotUndone {
+                block: b,
+                flags: o.flags,
+            });
+        }
         output.bytes += u64::from(o.len);
     }
     publish_stats(pmr, layout, plan, &stats);

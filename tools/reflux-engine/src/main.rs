@@ -118,8 +118,8 @@ fn main() -> ExitCode {
         }
     }
     eprintln!(
-        "reflux-engine: {} jobs ok, {} bad state, {} invalid; {} blocks",
-        engine.jobs[0], engine.jobs[1], engine.jobs[2], engine.blocks
+        "reflux-engine: {} jobs ok, {} bad state, {} invalid, {} data errors; {} blocks",
+        engine.jobs[0], engine.jobs[1], engine.jobs[2], engine.jobs[3], engine.blocks
     );
     ExitCode::SUCCESS
 }

@@ -1,4 +1,5 @@
-//! What the engine does to one block: the write steps of the crc32c, lz4 and aes-xts stages,
+//! What the engine does to one block: the write and read steps of the crc32c, lz4 and aes-xts
+//! stages,
 //! with the semantics of `drivers/reflux/actor/exec.rs` (`apply`), so that a block the engine
 //! processed reads back through either side's actors.
 
@@ -9,7 +10,8 @@ use reflux_proto::xts::{self, Xts};
 
 use crate::abi::{BLOCK_SIZE, META_CHECKSUMMED, META_COMPRESSED, META_ENCRYPTED};
 use crate::engine_abi::{
-    BlockOut, BLOCK, KEY_BYTES, MAX_OPS, OP_CRC32C, OP_LZ4_COMPRESS, OP_NONE, OP_XTS_ENCRYPT,
+    BlockOut, BLOCK, KEY_BYTES, MAX_OPS, OP_CRC32C, OP_CRC32C_VERIFY, OP_LZ4_COMPRESS,
+    OP_LZ4_DECOMPRESS, OP_NONE, OP_XTS_DECRYPT, OP_XTS_ENCRYPT,
 };
 
 /// AES-256 as the block cipher under [`Xts`], as `actor/aes.rs` is in the kernel.
@@ -36,8 +38,12 @@ const _: () = assert!(BLOCK == BLOCK_SIZE as usize);
 /// Why a block could not be processed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockError {
-    /// LZ4 of a block that is not raw (the actors' `BadState`).
+    /// A write transform of a block that is not raw (the actors' `BadState`).
     BadState,
+    /// The block's bytes do not have its recorded crc32c (`Checksum`).
+    Checksum,
+    /// The block does not decompress to exactly one block, or does not decrypt (`Decode`).
+    Decode,
     /// An operation this engine does not know.
     UnknownOp(u8),
 }
@@ -66,18 +72,19 @@ pub fn lz4_compress(src: &[u8; BLOCK], out: &mut [u8; BLOCK]) -> Option<u16> {
 const LZ4_ROOM: usize = BLOCK + BLOCK / 8 + 64;
 
 /// Runs `ops` on a block (at `lba`) whose live bytes are `data[..len]`, with `flags` and `crc`
-/// so far, encrypting with `xts`. The live bytes after the run are `data`'s or, if
-/// `BlockOut::in_output` is set, `out`'s.
+/// so far, with `xts` as the cipher; `spare` is room for a transform's output. A transform
+/// leaves its output in `data` (the buffers are swapped), so the live bytes after the run are
+/// always `data[..len]`; `BlockOut::in_output` says whether they differ from the buffer's.
 #[allow(clippy::too_many_arguments)]
 pub fn run_block(
     ops: &[u8],
-    data: &[u8; BLOCK],
+    data: &mut [u8; BLOCK],
     len: u16,
     flags: u16,
     crc: u32,
     lba: u64,
     xts: Option<&Xts<Aes>>,
-    out: &mut [u8; BLOCK],
+    spare: &mut [u8; BLOCK],
 ) -> Result<BlockOut, BlockError> {
     let mut r = BlockOut {
         crc,
@@ -86,40 +93,67 @@ pub fn run_block(
         ..BlockOut::default()
     };
     for (k, &op) in ops.iter().enumerate().take(MAX_OPS) {
+        let raw = r.flags == 0 && usize::from(r.len) == BLOCK;
+        let live = usize::from(r.len);
         match op {
             OP_NONE => break,
             OP_CRC32C => {
-                let live = if r.in_output != 0 {
-                    &out[..]
-                } else {
-                    &data[..]
-                };
-                r.crc = crc32c(live.get(..usize::from(r.len)).unwrap_or(&[]));
+                r.crc = crc32c(data.get(..live).unwrap_or(&[]));
                 r.flags |= META_CHECKSUMMED;
             }
             OP_LZ4_COMPRESS => {
-                let raw = r.flags == 0 && usize::from(r.len) == BLOCK && r.in_output == 0;
                 if !raw {
                     return Err(BlockError::BadState);
                 }
-                if let Some(n) = lz4_compress(data, out) {
+                if let Some(n) = lz4_compress(data, spare) {
+                    std::mem::swap(data, spare);
                     r.len = n;
                     r.in_output = 1;
                     r.flags |= META_COMPRESSED;
                 }
             }
             OP_XTS_ENCRYPT => {
-                let raw = r.flags == 0 && usize::from(r.len) == BLOCK && r.in_output == 0;
-                let Some(xts) = xts else {
-                    return Err(BlockError::UnknownOp(op));
-                };
+                let xts = xts.ok_or(BlockError::UnknownOp(op))?;
                 if !raw {
                     return Err(BlockError::BadState);
                 }
-                out.copy_from_slice(data);
-                xts.encrypt(lba, out).map_err(|_| BlockError::BadState)?;
+                xts.encrypt(lba, data).map_err(|_| BlockError::BadState)?;
                 r.in_output = 1;
                 r.flags |= META_ENCRYPTED;
+            }
+            OP_CRC32C_VERIFY => {
+                if r.flags & META_CHECKSUMMED != 0 {
+                    if crc32c(data.get(..live).unwrap_or(&[])) != r.crc {
+                        return Err(BlockError::Checksum);
+                    }
+                    r.flags &= !META_CHECKSUMMED;
+                }
+            }
+            OP_LZ4_DECOMPRESS => {
+                if r.flags & META_COMPRESSED != 0 {
+                    // Ciphertext does not decompress.
+                    if r.flags & META_ENCRYPTED != 0 || live == 0 || live >= BLOCK {
+                        return Err(BlockError::Decode);
+                    }
+                    let src = data.get(..live).ok_or(BlockError::Decode)?;
+                    match lz4_flex::block::decompress_into(src, spare) {
+                        Ok(BLOCK) => {}
+                        _ => return Err(BlockError::Decode),
+                    }
+                    std::mem::swap(data, spare);
+                    r.len = BLOCK as u16;
+                    r.in_output = 1;
+                    r.flags &= !META_COMPRESSED;
+                }
+            }
+            OP_XTS_DECRYPT => {
+                if r.flags & META_ENCRYPTED != 0 {
+                    let xts = xts.ok_or(BlockError::UnknownOp(op))?;
+                    let bytes = data.get_mut(..live).ok_or(BlockError::Decode)?;
+                    xts.decrypt(lba, bytes).map_err(|_| BlockError::Decode)?;
+                    r.in_output = 1;
+                    r.flags &= !META_ENCRYPTED;
+                }
             }
             other => return Err(BlockError::UnknownOp(other)),
         }

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use crate::engine_abi::{
     output_offset, slot_offset, BlockIn, BlockOut, Header, Slot, BLOCK, MAGIC, MAX_BLOCKS,
-    OP_XTS_ENCRYPT, SLOTS, SLOT_STRIDE, STATUS_BAD_STATE, STATUS_INVALID, STATUS_OK, VERSION,
-    WINDOW_BYTES,
+    OP_XTS_DECRYPT, OP_XTS_ENCRYPT, SLOTS, SLOT_STRIDE, STATUS_BAD_STATE, STATUS_DATA,
+    STATUS_INVALID, STATUS_OK, VERSION, WINDOW_BYTES,
 };
 use crate::ops::{self, BlockError};
 
@@ -32,8 +32,8 @@ pub struct Engine {
     base: *mut u8,
     len: usize,
     window: usize,
-    /// Jobs finished, per status (ok, bad state, invalid).
-    pub jobs: [u64; 3],
+    /// Jobs finished, per status (ok, bad state, invalid, data error).
+    pub jobs: [u64; 4],
     /// Blocks processed.
     pub blocks: u64,
 }
@@ -62,7 +62,7 @@ impl Engine {
             base,
             len,
             window,
-            jobs: [0; 3],
+            jobs: [0; 4],
             blocks: 0,
         })
     }
@@ -168,6 +168,7 @@ impl Engine {
         let k = match status {
             STATUS_OK => 0,
             STATUS_BAD_STATE => 1,
+            STATUS_DATA => 3,
             _ => 2,
         };
         self.jobs[k] += 1;
@@ -200,7 +201,8 @@ impl Engine {
         let s = slot_offset(i);
         let xts = job
             .ops
-            .contains(&OP_XTS_ENCRYPT)
+            .iter()
+            .any(|o| matches!(*o, OP_XTS_ENCRYPT | OP_XTS_DECRYPT))
             .then(|| ops::xts_context(&job.key));
         for (b, blk) in job.blocks_in.iter().take(nr).enumerate() {
             let BlockIn {
@@ -218,7 +220,7 @@ impl Engine {
             let lba = job.lba.wrapping_add(b as u64);
             let r = match ops::run_block(
                 &job.ops,
-                &data,
+                &mut data,
                 len,
                 flags,
                 crc,
@@ -228,13 +230,14 @@ impl Engine {
             ) {
                 Ok(r) => r,
                 Err(BlockError::BadState) => return (STATUS_BAD_STATE, b as u32),
+                Err(BlockError::Checksum | BlockError::Decode) => return (STATUS_DATA, b as u32),
                 Err(BlockError::UnknownOp(_)) => return (STATUS_INVALID, b as u32),
             };
             if r.in_output != 0 {
                 // SAFETY: output block `b < MAX_BLOCKS` of slot `i < SLOTS` is `BLOCK` bytes
                 // inside the window; `out` is a distinct local buffer.
                 unsafe {
-                    ptr::copy_nonoverlapping(out.as_ptr(), self.at(output_offset(i, b)), BLOCK)
+                    ptr::copy_nonoverlapping(data.as_ptr(), self.at(output_offset(i, b)), BLOCK)
                 };
             }
             let at = s + offset_of!(Slot, blocks_out) + b * size_of::<BlockOut>();

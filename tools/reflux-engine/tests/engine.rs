@@ -241,7 +241,7 @@ fn malformed_jobs_are_refused_whole() {
     f.post(4, 1, &[OP_CRC32C], &[BlockIn { len: 0, ..raw(0) }]);
     let mut e = f.engine();
     assert_eq!(e.serve(), 4);
-    assert_eq!(e.jobs, [0, 0, 4]);
+    assert_eq!(e.jobs, [0, 0, 4, 0]);
     for i in [0, 1, 3, 4] {
         assert_eq!(f.status(i).1, STATUS_INVALID, "slot {i}");
     }
@@ -335,4 +335,98 @@ fn xts_matches_ieee_1619_vector_10() {
         unit[..32],
         hex("1c3b3a102f770386e4836c99e370cf9bea00803f5e482357a4ae12d414a3e63b")[..]
     );
+}
+
+/// A block written by the engine's write ops, at `lba`, read back by its read ops.
+fn write_then_read(write: &[u8], read: &[u8], plain: &[u8], lba: u64, key: &[u8; KEY_BYTES]) {
+    let mut f = File::new();
+    f.put(0, plain);
+    f.post_xts(0, 1, write, &[raw(0)], lba, key);
+    f.engine().serve();
+    assert_eq!(f.status(0).1, STATUS_OK);
+    let w = f.out(0, 0);
+    let stored = if w.in_output != 0 {
+        f.get(PMR + output_offset(0, 0), usize::from(w.len))
+    } else {
+        plain.to_vec()
+    };
+    // The stored form in the PMR, as a load leaves it.
+    f.put(8 * BLOCK, &stored);
+    let blk = BlockIn {
+        offset: 8 * BLOCK as u64,
+        len: w.len,
+        flags: w.flags,
+        crc: w.crc,
+    };
+    f.post_xts(1, 1, read, &[blk], lba, key);
+    f.engine().serve();
+    assert_eq!(f.status(1).1, STATUS_OK);
+    let r = f.out(1, 0);
+    assert_eq!(
+        (usize::from(r.len), r.flags),
+        (BLOCK, 0),
+        "nothing left undone"
+    );
+    let back = if r.in_output != 0 {
+        f.get(PMR + output_offset(1, 0), BLOCK)
+    } else {
+        stored
+    };
+    assert_eq!(back, plain);
+}
+
+#[test]
+fn reads_undo_what_writes_did() {
+    let key = [7u8; KEY_BYTES];
+    let plain = half_compressible(11);
+    write_then_read(
+        &[OP_LZ4_COMPRESS, OP_CRC32C],
+        &[OP_CRC32C_VERIFY, OP_LZ4_DECOMPRESS],
+        &plain,
+        3,
+        &key,
+    );
+    write_then_read(
+        &[OP_XTS_ENCRYPT, OP_CRC32C],
+        &[OP_CRC32C_VERIFY, OP_XTS_DECRYPT],
+        &plain,
+        77,
+        &key,
+    );
+    write_then_read(&[OP_CRC32C], &[OP_CRC32C_VERIFY], &random(3), 0, &key);
+    // An incompressible block is stored raw and read as it is.
+    write_then_read(
+        &[OP_LZ4_COMPRESS, OP_CRC32C],
+        &[OP_CRC32C_VERIFY, OP_LZ4_DECOMPRESS],
+        &random(4),
+        0,
+        &key,
+    );
+}
+
+#[test]
+fn a_corrupt_block_is_a_data_error() {
+    let mut f = File::new();
+    let plain = half_compressible(12);
+    f.put(0, &plain);
+    // A checksum that does not match.
+    let bad_crc = BlockIn {
+        flags: META_CHECKSUMMED,
+        crc: ops::crc32c(&plain) ^ 1,
+        ..raw(0)
+    };
+    f.post(0, 1, &[OP_CRC32C_VERIFY], &[raw(BLOCK as u64), bad_crc]);
+    // Bytes that are not LZ4.
+    let not_lz4 = BlockIn {
+        len: 100,
+        flags: META_COMPRESSED,
+        ..raw(BLOCK as u64)
+    };
+    f.put(BLOCK, &[0xffu8; 100]);
+    f.post(1, 1, &[OP_LZ4_DECOMPRESS], &[not_lz4]);
+    let mut e = f.engine();
+    e.serve();
+    assert_eq!(e.jobs, [0, 0, 0, 2]);
+    assert_eq!(f.status(0), (1, STATUS_DATA, 1));
+    assert_eq!(f.status(1), (1, STATUS_DATA, 0));
 }

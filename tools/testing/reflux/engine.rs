@@ -234,9 +234,12 @@ impl Engine {
         let mut ops = [eabi::OP_NONE; 8];
         for (op, stage) in ops.iter_mut().zip(run.stages().iter()) {
             *op = match stage {
-                Some(Stage::Crc32c) => eabi::OP_CRC32C,
-                Some(Stage::Lz4) => eabi::OP_LZ4_COMPRESS,
-                Some(Stage::AesXts) => eabi::OP_XTS_ENCRYPT,
+                Some(Stage::Crc32c) if run.is_write() => eabi::OP_CRC32C,
+                Some(Stage::Lz4) if run.is_write() => eabi::OP_LZ4_COMPRESS,
+                Some(Stage::AesXts) if run.is_write() => eabi::OP_XTS_ENCRYPT,
+                Some(Stage::Crc32c) => eabi::OP_CRC32C_VERIFY,
+                Some(Stage::Lz4) => eabi::OP_LZ4_DECOMPRESS,
+                Some(Stage::AesXts) => eabi::OP_XTS_DECRYPT,
                 None => eabi::OP_NONE,
             };
         }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The interface between the software CXL SSD's engine cores and its compression engine: a
-//! fixed-function unit that checksums, compresses and encrypts written blocks, as a
-//! computational SSD's hardware compressor and inline cipher do for its embedded cores.
+//! fixed-function unit that checksums, compresses and encrypts written blocks and verifies,
+//! decompresses and decrypts read ones, as a computational SSD's hardware compressor and inline
+//! cipher do for its embedded cores.
 //!
 //! In the VM the unit is a process outside it (`tools/reflux-engine`). The cores' own work runs
 //! on the guest's CPUs, which the host path shares: a device modelled that way can never be
@@ -74,6 +75,12 @@ pub const OP_LZ4_COMPRESS: u8 = 2;
 /// AES-256-XTS encryption of a raw block with [`Slot::key`], data unit = the block's LBA (the
 /// write step of the aes-xts stage).
 pub const OP_XTS_ENCRYPT: u8 = 3;
+/// Checks a block's crc32c if it has one, and clears the flag (the read step of crc32c).
+pub const OP_CRC32C_VERIFY: u8 = 4;
+/// Decompresses a compressed block to exactly one block (the read step of lz4).
+pub const OP_LZ4_DECOMPRESS: u8 = 5;
+/// Decrypts an encrypted block (the read step of aes-xts).
+pub const OP_XTS_DECRYPT: u8 = 6;
 /// Bytes of [`Slot::key`]: an XTS key pair (data key, then tweak key, AES-256 each).
 pub const KEY_BYTES: usize = 64;
 /// Most operations per job (one per pipeline stage).
@@ -84,6 +91,9 @@ pub const STATUS_OK: u32 = 0;
 /// [`Slot::status`]: block [`Slot::bad_block`] was not in a state its operation applies to (LZ4
 /// of a block that is not raw): the request's state is broken, as `ExecError::BadState`.
 pub const STATUS_BAD_STATE: u32 = 1;
+/// [`Slot::status`]: block [`Slot::bad_block`] does not have its recorded checksum, or does not
+/// decode: the core runs the request itself, which finds (and reports) the same.
+pub const STATUS_DATA: u32 = 3;
 /// [`Slot::status`]: the job itself is malformed (an unknown operation, too many blocks, a
 /// buffer outside the PMR): nothing was done; the core runs the request itself.
 pub const STATUS_INVALID: u32 = 2;
