@@ -74,7 +74,7 @@ pub(super) const REQ_STATE_BYTES: usize = size_of::<ReqState>();
 pub const BLOB_FLAGS: u16 = META_CHECKSUMMED | META_COMPRESSED | META_ENCRYPTED;
 
 /// The transforms a finished read must have undone.
-pub(super) const TRANSFORMS: u16 = META_COMPRESSED | META_ENCRYPTED;
+const TRANSFORMS: u16 = META_COMPRESSED | META_ENCRYPTED;
 
 /// Why a run failed, and the completion status it maps to ([`ExecError::status`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -358,10 +358,38 @@ pub(super) struct StageStats {
     pub(super) errors: u64,
 }
 
+/// A finished read's block: `EIO` ([`ExecError::NotUndone`]) unless it is a whole block with no
+/// transform left, the only form a read may hand over.
+pub(super) fn check_undone(block: u8, len: u16, flags: u16) -> Result<(), ExecError> {
+    if flags & TRANSFORMS != 0 || usize::from(len) != BLOCK {
+        return Err(ExecError::NotUndone { block, flags });
+    }
+    Ok(())
+}
+
+/// Publishes a run's statistics ([`publish_stats`]) and tells `obs` which actors ran on how
+/// many blocks.
+pub(super) fn report_stats(
+    pmr: &impl SharedMem,
+    layout: &PmrLayout,
+    plan: &Plan,
+    stats: &[StageStats; MAX_STAGES],
+    obs: &mut impl StageObserver,
+) {
+    publish_stats(pmr, layout, plan, stats);
+    for (step, st) in plan.steps.iter().zip(stats.iter()) {
+        if let Some(step) = step {
+            if st.invocations != 0 {
+                obs.actor_ran(step.actor, st.invocations);
+            }
+        }
+    }
+}
+
 /// Adds `stats[k]` to the statistics line of step `k`'s actor. The line is written by the side
 /// that runs the actor; several engine cores of one side may run it at once, hence the atomic
 /// additions (in coherent memory shared by that side's cores).
-pub(super) fn publish_stats(
+fn publish_stats(
     pmr: &impl SharedMem,
     layout: &PmrLayout,
     plan: &Plan,
@@ -626,12 +654,11 @@ pub fn run_stages(
                 break;
             }
         }
-        if finishes_read && (block.flags & TRANSFORMS != 0 || usize::from(block.len) != BLOCK) {
-            result = Err(ExecError::NotUndone {
-                block: b,
-                flags: block.flags,
-            });
-            break;
+        if finishes_read {
+            if let Err(e) = check_undone(b, block.len, block.flags) {
+                result = Err(e);
+                break;
+            }
         }
         *len = block.len;
         *crc = block.crc;
@@ -639,14 +666,7 @@ pub fn run_stages(
         *flags = block.flags as u8;
         output.bytes += u64::from(block.len);
     }
-    publish_stats(pmr, layout, plan, &stats);
-    for (step, st) in plan.steps.iter().zip(stats.iter()) {
-        if let Some(step) = step {
-            if st.invocations != 0 {
-                obs.actor_ran(step.actor, st.invocations);
-            }
-        }
-    }
+    report_stats(pmr, layout, plan, &stats, obs);
     result?;
     pmr.write_bytes(blob_at, &blob.to_bytes())
         .map_err(|_| ExecError::Pmr)?;

@@ -21,8 +21,8 @@
 use kernel::{prelude::*, shared_mem::SharedMem};
 
 use super::exec::{
-    at, entry_ok, publish_stats, ExecError, Plan, RunOutput, Scratch, StageObserver, StageStats,
-    BLOB_FLAGS, REQ_STATE_BYTES, TRANSFORMS,
+    at, check_undone, entry_ok, report_stats, ExecError, Plan, RunOutput, Scratch, StageObserver,
+    StageStats, BLOB_FLAGS, REQ_STATE_BYTES,
 };
 use crate::abi::{
     PmrLayout, ReqState, BLOCK_SIZE, MAX_REQ_BLOCKS, META_CHECKSUMMED, META_COMPRESSED,
@@ -304,22 +304,12 @@ pub fn finish(
         *crc = o.crc;
         // `check` kept the flags within `BLOB_FLAGS`, which fit in the blob's byte.
         *flags = o.flags as u8;
-        if run.finishes_read && (o.flags & TRANSFORMS != 0 || usize::from(o.len) != BLOCK) {
-            return Err(ExecError::NotUndone {
-                block: b,
-                flags: o.flags,
-            });
+        if run.finishes_read {
+            check_undone(b, o.len, o.flags)?;
         }
         output.bytes += u64::from(o.len);
     }
-    publish_stats(pmr, layout, plan, &stats);
-    for (step, st) in plan.steps.iter().zip(stats.iter()) {
-        if let Some(step) = step {
-            if st.invocations != 0 {
-                obs.actor_ran(step.actor, st.invocations);
-            }
-        }
-    }
+    report_stats(pmr, layout, plan, &stats, obs);
     pmr.write_bytes(run.blob_at, &run.blob.to_bytes())
         .map_err(|_| ExecError::Pmr)?;
     Ok(output)
