@@ -100,6 +100,11 @@ fn main() -> ExitCode {
             std::thread::sleep(Duration::from_millis(5));
             continue;
         }
+        if engine.paused() {
+            // Neither serving nor beating: the device's test of a hung engine.
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
         if !was_attached {
             eprintln!("reflux-engine: attached to the window at {window:#x}");
             was_attached = true;

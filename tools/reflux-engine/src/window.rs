@@ -103,6 +103,13 @@ impl Engine {
                 == SLOT_STRIDE as u32
     }
 
+    /// Whether the device asks the engine to play hung (`Header::pause`).
+    pub fn paused(&self) -> bool {
+        self.u32_at(offset_of!(Header, pause))
+            .load(Ordering::Acquire)
+            != 0
+    }
+
     /// Says the engine is alive (and which version it is).
     pub fn beat(&self) {
         self.u32_at(offset_of!(Header, engine_version))

@@ -430,3 +430,11 @@ fn a_corrupt_block_is_a_data_error() {
     assert_eq!(f.status(0), (1, STATUS_DATA, 1));
     assert_eq!(f.status(1), (1, STATUS_DATA, 0));
 }
+
+#[test]
+fn the_device_can_ask_the_engine_to_play_hung() {
+    let mut f = File::new();
+    assert!(!f.engine().paused());
+    f.put(PMR + offset_of!(Header, pause), &1u32.to_le_bytes());
+    assert!(f.engine().paused());
+}

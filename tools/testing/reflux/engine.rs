@@ -219,6 +219,10 @@ impl Engine {
 
     fn try_run(&self, core: &mut EngineCore, run: &ExternalRun) -> Option<Results> {
         let t0 = crate::cores::now_ns();
+        // The fault injection, passed on before every job (a module parameter has no notifier).
+        if let Some(p) = self.u32_at(offset_of!(Header, pause)) {
+            p.store(u32::from(crate::ENGINE_PAUSE.get()), Ordering::Release);
+        }
         if core.slot >= eabi::SLOTS || !self.alive(core, t0) {
             return None;
         }

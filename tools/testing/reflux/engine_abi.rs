@@ -30,7 +30,7 @@
 //!
 //! | field | writer | published by |
 //! | --- | --- | --- |
-//! | [`Header`] except `heartbeat` | device, at load (magic last, release) | `magic` |
+//! | [`Header`] except `heartbeat` | device, at load (magic last, release); `pause` at any time | `magic` |
 //! | [`Header::heartbeat`] | engine, about every millisecond while it serves | itself |
 //! | [`Slot::seq`], `nr_blocks`, `ops`, `lba`, `blocks_in`, `key` | device (the slot's core) | `seq` (release) |
 //! | [`Slot::done`], `status`, `bad_block`, `engine_ns`, `blocks_out`, the output area | engine | `done` (release) |
@@ -118,8 +118,9 @@ pub struct Header {
     pub heartbeat: u64,
     /// [`VERSION`] of the engine (0 until one attaches).
     pub engine_version: u32,
-    /// Reserved, zero.
-    pub reserved0: u32,
+    /// Test hook, written by the device: while nonzero the engine neither serves nor beats its
+    /// heartbeat, as an engine that hung would (the device's give-up paths).
+    pub pause: u32,
     /// Reserved, zero.
     pub reserved: [u64; 3],
 }

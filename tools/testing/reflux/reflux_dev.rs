@@ -215,6 +215,13 @@ module_param!(
 );
 
 module_param!(
+    static ENGINE_PAUSE: bool = false,
+    name: "engine_pause",
+    perm: 0o644,
+    desc: "fault injection: while set the compression engine is asked to neither serve nor beat its heartbeat (a hung engine; the cores run requests themselves)"
+);
+
+module_param!(
     static MIGRATE_MAILBOX: bool = true,
     name: "migrate_mailbox",
     perm: 0o444,
