@@ -22,6 +22,7 @@ use kernel::{
     kthread,
     memremap::{MapMode, MemRemap},
     platform::MemResource,
+    pr_warn_ratelimited,
     prelude::*,
     shared_mem::SharedMem,
 };
@@ -29,7 +30,7 @@ use kernel::{
 use crate::actor::{
     aes::AesCtx,
     crc::crc32c,
-    external::{BlockOut, ExternalRun},
+    external::{self, BlockOut, ExternalRun},
     lz4,
 };
 use crate::engine_abi::{self as eabi, Header, Slot};
@@ -54,7 +55,8 @@ pub(crate) struct Engine {
     pub(crate) jobs: AtomicU64,
     /// Requests a core ran itself because the engine was gone, busy or late.
     pub(crate) fallbacks: AtomicU64,
-    /// Requests whose results the core refused (and ran itself).
+    /// Requests whose engine status or results the core refused (and ran itself; counted in
+    /// `fallbacks` too).
     pub(crate) refused: AtomicU64,
 }
 
@@ -206,9 +208,10 @@ impl Engine {
         hb != 0 && now.saturating_sub(core.heartbeat_seen_ns) < STALE_NS
     }
 
-    /// Has the engine run `run` in `core`'s slot: the blocks' results, or `None` if the core
-    /// must run it itself (the engine is gone, the slot still holds a job it gave up on, the
-    /// job timed out or was refused).
+    /// Has the engine run `run` in `core`'s slot: the blocks' results, checked
+    /// (`external::check`), or `None` if the core must run it itself (the engine is gone, the
+    /// slot still holds a job it gave up on, the job timed out, the engine reported an error or
+    /// its results were refused).
     pub(crate) fn run(&self, core: &mut EngineCore, run: &ExternalRun) -> Option<Results> {
         let r = self.try_run(core, run);
         if r.is_none() {
@@ -309,6 +312,14 @@ impl Engine {
                 len_after,
                 output: (u16_at(12) != 0).then(|| eabi::output_offset(core.slot, b)),
             };
+        }
+        if !external::check(run, out.blocks()) {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            pr_warn_ratelimited!(
+                "reflux engine: slot {}: the results do not follow from the job; the core runs it\n",
+                core.slot
+            );
+            return None;
         }
         self.jobs.fetch_add(1, Ordering::Relaxed);
         Some(out)
