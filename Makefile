@@ -4,6 +4,7 @@
 # make check          every test: kselftests + KUnit doctests in the VM, cargo tests on the host
 # make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg}
 #                     (ONLY=WORKLOAD runs one workload of the matrix, REPEAT=N sets the repetitions)
+# make stress         the reflux stress suite, every pipeline and placement (DURATION=seconds)
 # make check-harness  the negative controls: a failing selftest and a WARN must fail a run
 # make kernel         build (once, cached) the patched kernel, its modules and cxl_test
 # make modules        build only our out-of-tree modules
@@ -47,7 +48,7 @@ SELFTEST_CFLAGS := -static -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-
 RUST_SRCS = $(shell find rust drivers tools/testing -name '*.rs' 2>/dev/null)
 VMLOG := tools/target/release/vmlog
 
-.PHONY: bench-reflux all deps kernel modules selftests initramfs run bench check check-harness \
+.PHONY: stress bench-reflux all deps kernel modules selftests initramfs run bench check check-harness \
 	rustfmt rustfmtcheck vmlog clean
 
 all: modules
@@ -74,7 +75,10 @@ modules: kernel
 
 $(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/*.h) | kernel
 	@mkdir -p $(dir $@)
-	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
+	$(CC) $(SELFTEST_CFLAGS) -o $@ $< $(SELFTEST_LDLIBS)
+
+# The stress test drives io_uring (polled and not) through liburing, linked statically.
+$(OUT)/selftests/reflux/stress_test: SELFTEST_LDLIBS := -luring -lpthread
 
 $(OUT)/harness/%: tools/testing/harness/%.c | kernel
 	@mkdir -p $(dir $@)
@@ -127,6 +131,10 @@ bench-reflux: initramfs
 
 check: rustfmtcheck initramfs vmlog
 	LOGDIR=$(OUT)/check $(VM)/check.sh
+
+# The reflux stress suite over every pipeline and placement: make stress [DURATION=seconds, 600].
+stress: initramfs vmlog
+	LOGDIR=$(OUT)/stress DURATION=$(DURATION) $(VM)/stress.sh
 
 check-harness: initramfs vmlog
 	LOGDIR=$(OUT)/check-harness $(VM)/check-harness.sh

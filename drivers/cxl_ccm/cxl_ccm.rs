@@ -559,6 +559,8 @@ impl MiscDevice for CcmFile {
 }
 
 kernel::misc_file_ops!(CCM_FOPS, CcmFile);
+// An open debugfs file pins the module, as the open device file does (`CCM_FOPS`).
+kernel::module_owner!(Owner);
 
 /// A device bound to this driver.
 #[pin_data]
@@ -566,7 +568,7 @@ struct Bound {
     dev: Arc<CcmDev>,
     #[pin]
     misc: MiscDeviceRegistration<CcmFile>,
-    _debugfs: kernel::debugfs::Dir,
+    _debugfs: kernel::debugfs::Dir<Owner>,
     _irq: Option<kernel::irq::Registration<irq::DeviceIrq>>,
 }
 
@@ -626,7 +628,7 @@ impl PlatformDriver for CcmDriver {
             mode: 0o600,
         };
         let misc = MiscDeviceRegistration::register(opts, &CCM_FOPS, dev.clone())?;
-        let mut dir = kernel::debugfs::Dir::new(&name);
+        let mut dir = kernel::debugfs::Dir::<Owner>::new(&name);
         let stats = Arc::new(debugfs::DeviceStats { dev: dev.clone() }, GFP_KERNEL)?;
         dir.show_file(kernel::c_str!("stats"), stats)?;
         // AXLE_IRQ needs the device's interrupt; without one the mode is not offered.

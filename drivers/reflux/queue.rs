@@ -86,6 +86,14 @@ const DEAD_AFTER_NS: u64 = 1_000_000_000;
 /// Most scratches in the host's pool.
 const POOL_MAX: usize = 8;
 
+/// `queue_rq`'s answer when a request must wait for room: `BLK_STS_RESOURCE`, after which blk-mq
+/// runs the queue again itself (at once if one of its requests completed meanwhile, else after
+/// 3 ms). Not `EBUSY` (`BLK_STS_DEV_RESOURCE`), which promises that the driver reruns the queue
+/// when a request of the same hardware queue completes: a throttle counted over the default and
+/// the poll queue together cannot promise that, and a queue with nothing of its own in flight
+/// stalled.
+const RETRY_LATER: Error = ENOMEM;
+
 /// Re-routes a request refused for no migration under way at most this often before failing
 /// it with `EIO`.
 const MAX_REROUTES: u8 = 8;
@@ -1018,6 +1026,30 @@ impl RefluxDev {
         self.resume(tag, step);
     }
 
+    /// Takes the in-flight slot of `d.tag` for `rq`. A taken slot means blk-mq handed out a tag
+    /// this driver still holds, a broken invariant: the new request fails, the old one is left
+    /// alone.
+    fn claim(&self, d: SubmissionDescriptor, rq: ARef<Request<Queue>>) -> Result {
+        let mut inflight = self.inflight.lock();
+        let Some(slot) = inflight.get_mut(usize::from(d.tag)) else {
+            return Err(EINVAL);
+        };
+        if slot.is_some() {
+            kernel::warn_on!(true);
+            return Err(EIO);
+        }
+        *slot = Some(Inflight {
+            rq,
+            desc: d,
+            routed: false,
+            counted: 0,
+            t0_ns: crate::actor::exec::now_ns(),
+            reroutes: 0,
+            strays: 0,
+        });
+        Ok(())
+    }
+
     /// Ends, with an error, every request still held (the device stopped without answering).
     pub(crate) fn fail_all(&self) {
         for tag in 0..self.depth {
@@ -1047,34 +1079,30 @@ impl Operations for Queue {
         if rq.is_polled() {
             dev.stats.polled.fetch_add(1, Ordering::Relaxed);
         }
-        if dir == abi::DIR_WRITE {
-            segments::to_pmr(&rq, &dev.pmr, dev.buffers_offset(d.tag)?)?;
-            dev.init_state(&d)?;
-        }
-        // The scheduler's throttle (both sides saturated): blk-mq retries the request when one
-        // in flight completes. Counted until `finish`.
+        // The scheduler's throttle (both sides saturated). Counted until `finish`.
         if dev.active.fetch_add(1, Ordering::AcqRel) >= dev.inflight_limit.load(Ordering::Relaxed) {
             dev.active.fetch_sub(1, Ordering::AcqRel);
-            return Err(EBUSY);
+            return Err(RETRY_LATER);
         }
-        {
-            let mut inflight = dev.inflight.lock();
-            let slot = match inflight.get_mut(usize::from(d.tag)) {
-                Some(slot) if slot.is_none() => slot,
-                _ => {
-                    dev.active.fetch_sub(1, Ordering::AcqRel);
-                    return Err(EBUSY);
-                }
-            };
-            *slot = Some(Inflight {
-                rq,
-                desc: d,
-                routed: false,
-                counted: 0,
-                t0_ns: crate::actor::exec::now_ns(),
-                reroutes: 0,
-                strays: 0,
-            });
+        // The tag's slot, then its buffers: the tag set's queues share one tag space, so a free
+        // tag has a free slot, and nothing of another request is touched before that is sure.
+        if let Err(e) = dev.claim(d, rq.clone()) {
+            dev.active.fetch_sub(1, Ordering::AcqRel);
+            return Err(e);
+        }
+        let staged = if dir == abi::DIR_WRITE {
+            dev.buffers_offset(d.tag)
+                .and_then(|off| segments::to_pmr(&rq, &dev.pmr, off))
+                .and_then(|()| dev.init_state(&d))
+        } else {
+            Ok(())
+        };
+        // The slot holds the request from here on (`finish` ends it).
+        drop(rq);
+        if let Err(e) = staged {
+            // Nothing was submitted: the request ends here with the error.
+            dev.finish(d.tag, Err(e));
+            return Ok(());
         }
         // The host stages run on the host-stage workqueue, not in the submitter's context: the
         // submitter goes on submitting, and the stages of its requests run on every CPU.

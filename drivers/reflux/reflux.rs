@@ -434,12 +434,16 @@ impl PipeConfig {
     }
 }
 
+// An open disk or debugfs file pins the module: the kernel calls through their tables until the
+// last close.
+kernel::module_owner!(Owner);
+
 /// A bound device: its disk, then its interrupt, then the device itself.
 struct Bound {
     dev: Arc<RefluxDev>,
     /// The scheduler thread, if it runs: stopped first.
     sched: Option<kernel::kthread::KThread>,
-    _debugfs: Option<kernel::debugfs::Dir>,
+    _debugfs: Option<kernel::debugfs::Dir<Owner>>,
     // Dropped first: no request reaches the device after this.
     disk: Option<GenDisk<Queue>>,
     irq: Option<kernel::irq::Registration<DevIrq>>,
@@ -542,9 +546,14 @@ impl PlatformDriver for RefluxDriver {
             .max_hw_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
             // No request crosses a 128 KiB boundary, so none straddles two attachments.
             .chunk_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
-            .build(kernel::fmt!("{}", &*dev.name), tagset, dev.clone())?;
+            .build(
+                Owner,
+                kernel::fmt!("{}", &*dev.name),
+                tagset,
+                dev.clone(),
+            )?;
         bound.disk = Some(disk);
-        let mut dir = kernel::debugfs::Dir::new(&dev.name);
+        let mut dir = kernel::debugfs::Dir::<Owner>::new(&dev.name);
         dir.show_file(
             kernel::c_str!("stats"),
             Arc::new(debugfs::DevStats { dev: dev.clone() }, GFP_KERNEL)?,

@@ -10,7 +10,9 @@
 //! `debugfs_remove()` waits for reads in progress and cuts off later ones — and only then drops
 //! the data. A file therefore never outlives its data, and no code of the module runs after the
 //! directory is gone: the file operations other than `open` and `show` are the kernel's own
-//! `seq_file` helpers.
+//! `seq_file` helpers. The operation tables themselves are the module's, and debugfs's proxy reads
+//! them when a file that outlived its directory is closed, so they name the module as their
+//! owner ([`Owner`]): an open file pins the module, as in C.
 //!
 //! debugfs is for debugging: creation failures are not errors (the directory or file is then
 //! simply missing), as `Documentation/filesystems/debugfs.rst` asks.
@@ -28,7 +30,8 @@
 //!     }
 //! }
 //!
-//! let mut dir = Dir::new(c_str!("rust_debugfs_doctest"));
+//! kernel::module_owner!(ThisModule);
+//! let mut dir = Dir::<ThisModule>::new(c_str!("rust_debugfs_doctest"));
 //! dir.show_file(c_str!("answer"), Arc::new(Answer(42), GFP_KERNEL)?)?;
 //! drop(dir);
 //! # Ok::<(), Error>(())
@@ -37,6 +40,7 @@
 use crate::{
     bindings,
     ffi::{c_int, c_void},
+    owner::Owner,
     prelude::*,
     str::CStr,
     sync::Arc,
@@ -69,20 +73,22 @@ impl fmt::Write for SeqWriter<'_> {
 /// # Invariants
 ///
 /// `dentry` is what `debugfs_create_dir` returned (possibly an error pointer, which the debugfs
-/// functions accept and ignore). Every file in it was created with a pointer into one of `data`.
-pub struct Dir {
+/// functions accept and ignore). Every file in it was created with a pointer into one of `data`,
+/// and with operations owned by `O`, the module of the `Show` and `Store` types.
+pub struct Dir<O: Owner> {
     dentry: *mut bindings::dentry,
     data: KVec<Arc<dyn Show>>,
     stores: KVec<Arc<dyn Store>>,
+    _owner: PhantomData<O>,
 }
 
 // SAFETY: the dentry pointer is only passed to debugfs functions, which may be called from any
 // thread; the data is `Send + Sync`.
-unsafe impl Send for Dir {}
+unsafe impl<O: Owner> Send for Dir<O> {}
 // SAFETY: as above; `&Dir` exposes nothing but the creation of sub-entries.
-unsafe impl Sync for Dir {}
+unsafe impl<O: Owner> Sync for Dir<O> {}
 
-impl Dir {
+impl<O: Owner> Dir<O> {
     /// Creates a directory at the debugfs root.
     ///
     /// There are no subdirectories: removing a parent removes its children, so a child `Dir`
@@ -96,6 +102,7 @@ impl Dir {
             dentry,
             data: KVec::new(),
             stores: KVec::new(),
+            _owner: PhantomData,
         }
     }
 
@@ -114,14 +121,14 @@ impl Dir {
                 0o444,
                 self.dentry,
                 ptr,
-                ShowFops::<T>::build(),
+                ShowFops::<T, O>::build(),
             )
         };
         Ok(())
     }
 }
 
-impl Dir {
+impl<O: Owner> Dir<O> {
     /// Creates a write-only file (mode 0200) whose writes `data` handles; the directory keeps
     /// `data`. A write of more than [`STORE_MAX`] bytes fails with `EINVAL`; the result of
     /// [`Store::store`] is the result of the write.
@@ -135,7 +142,7 @@ impl Dir {
                 0o200,
                 self.dentry,
                 ptr,
-                StoreFops::<T>::build(),
+                StoreFops::<T, O>::build(),
             )
         };
         Ok(())
@@ -151,10 +158,11 @@ pub trait Store: Send + Sync {
     fn store(&self, input: &[u8]) -> Result;
 }
 
-struct StoreFops<T>(PhantomData<T>);
+struct StoreFops<T, O>(PhantomData<(T, O)>);
 
-impl<T: Store> StoreFops<T> {
+impl<T: Store, O: Owner> StoreFops<T, O> {
     const VTABLE: bindings::file_operations = bindings::file_operations {
+        owner: O::MODULE,
         open: Some(bindings::simple_open),
         write: Some(store_write::<T>),
         // SAFETY: as in `ShowFops`.
@@ -195,7 +203,7 @@ unsafe extern "C" fn store_write<T: Store>(
     }
 }
 
-impl Drop for Dir {
+impl<O: Owner> Drop for Dir<O> {
     fn drop(&mut self) {
         // SAFETY: `dentry` came from `debugfs_create_dir` (type invariant); removal is
         // recursive and waits for the users of every file, after which no `show` runs.
@@ -204,16 +212,16 @@ impl Drop for Dir {
     }
 }
 
-struct ShowFops<T>(PhantomData<T>);
+struct ShowFops<T, O>(PhantomData<(T, O)>);
 
-impl<T: Show> ShowFops<T> {
+impl<T: Show, O: Owner> ShowFops<T, O> {
     const VTABLE: bindings::file_operations = bindings::file_operations {
+        owner: O::MODULE,
         open: Some(show_open::<T>),
         read: Some(bindings::seq_read),
         llseek: Some(bindings::seq_lseek),
         release: Some(bindings::single_release),
-        // SAFETY: all-zero is a valid `file_operations` (no other callbacks, no owner: no code
-        // of the module runs once the directory is removed, see the module documentation).
+        // SAFETY: all-zero is a valid `file_operations` (no other callbacks).
         ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
     };
 

@@ -71,6 +71,8 @@ fi
 [ -n "${BENCH_ONLY:-}" ] && append+=" cxlstack.bench_only=$BENCH_ONLY"
 [ -n "${BENCH_REPEAT:-}" ] && append+=" cxlstack.bench_repeat=$BENCH_REPEAT"
 [ -n "${BENCH_YIELD:-}" ] && append+=" cxlstack.bench_yield=1"
+# make stress DURATION=N (tools/vm/stress.sh): seconds of each stress phase.
+[ -n "${STRESS_SECONDS:-}" ] && append+=" cxlstack.stress_seconds=$STRESS_SECONDS"
 # make bench-reflux REFLUX_SECONDS=N: seconds of each paradigm's run.
 [ -n "${BENCH_SECONDS:-}" ] && append+=" cxlstack.bench_seconds=$BENCH_SECONDS"
 # make bench-reflux REFLUX_SPEED=P: the device engine's speed in permille of the host's.

@@ -292,7 +292,7 @@ fn execute(
         }
     }
     if run.load {
-        if let Err(e) = store::load(pmr, layout, req, scratch, busy) {
+        if let Err(e) = store::load(pmr, layout, &dev.blocks, req, scratch, busy) {
             pr_warn_ratelimited!("reflux.{}: tag {}: {e}\n", dev.id, desc.tag);
             return Outcome::failed(e.status(), plan.epochs());
         }
@@ -301,7 +301,7 @@ fn execute(
         return exec_failed(dev, req, e, plan.epochs());
     }
     let bytes = if run.commit {
-        match store::commit(pmr, layout, req, scratch.block()) {
+        match store::commit(pmr, layout, &dev.blocks, req, scratch.block()) {
             Ok(stored) => {
                 dev.committed.fetch_add(stored, Ordering::AcqRel);
                 stored

@@ -26,6 +26,7 @@ use crate::actor::control::{self, Controls};
 use crate::engine::Engine;
 use crate::proto::pipeline::MAX_STAGES;
 use crate::proto::ring::{RingGeometry, RingIndex};
+use crate::store;
 
 /// Offset of the producer's tail in a ring header.
 const TAIL: u64 = (offset_of!(RingHeader, producer) + offset_of!(RingProducer, tail)) as u64;
@@ -90,6 +91,9 @@ pub(crate) struct Dev {
     fatal: AtomicU32,
     /// Nanoseconds the cores have been busy, summed over the cores (the thermal model's input).
     pub(crate) busy_ns: AtomicU64,
+    /// Taken around each block's copy to or from the data store ([`store::BlockLock`]).
+    #[pin]
+    pub(crate) blocks: store::BlockLock,
     /// Bytes ever committed to the data store.
     pub(crate) committed: AtomicU64,
     /// Bytes of `committed` drained to NAND (written by the controller only).
@@ -143,6 +147,7 @@ impl Dev {
             discard: AtomicBool::new(false),
             fatal: AtomicU32::new(0),
             busy_ns: AtomicU64::new(0),
+            blocks <- new_spinlock!((), "reflux_dev_blocks"),
             committed: AtomicU64::new(0),
             drained: AtomicU64::new(0),
             speed_permille: AtomicU32::new(speed_permille),

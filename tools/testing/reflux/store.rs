@@ -9,14 +9,19 @@
 //! loaded with acquire before the slot is read: a core never sees an entry torn between two
 //! writes, nor an entry describing bytes not yet stored.
 //!
-//! A commit overwrites the slot in place. The PMR is persistent (power-loss protected), so a
-//! committed write survives a power cut; a write *being* committed when the power goes may leave
-//! its block torn (new bytes under the old entry, or a mix), which a checksummed block reports as
-//! `EIO` on the next read. The host sees the write complete only after the commit.
+//! A commit overwrites the slot in place, so the cores take the store's [`BlockLock`] around
+//! each block's copy and entry, in a load as in a commit: a read racing a write of the same block
+//! gets the old or the new block whole, and two writes of one block commit one after the other.
+//! The device's atomic write unit is therefore one block (NVMe's AWUN/AWUPF of one logical
+//! block); a request of several blocks is not atomic as a whole. The PMR is persistent
+//! (power-loss protected), so a committed write survives a power cut; a write *being* committed
+//! when the power goes may leave its block torn (new bytes under the old entry, or a mix), which
+//! a checksummed block reports as `EIO` on the next read. The host sees the write complete only
+//! after the commit.
 
 use core::sync::atomic::Ordering;
 
-use kernel::{prelude::*, shared_mem::SharedMem};
+use kernel::{prelude::*, shared_mem::SharedMem, sync::SpinLock};
 
 use crate::abi::{
     BlockMeta, PmrLayout, ReqState, BLOCK_SIZE, META_CHECKSUMMED, META_COMPRESSED, META_ENCRYPTED,
@@ -73,6 +78,10 @@ impl core::fmt::Display for StoreError {
     }
 }
 
+/// Held by a core while it copies one block's bytes and entry to or from the data store (a
+/// controller's per-LBA serialisation in its simplest form: one lock, held for one block).
+pub(crate) type BlockLock = SpinLock<()>;
+
 fn at(offset: Option<u64>) -> Result<usize, StoreError> {
     offset
         .and_then(|o| usize::try_from(o).ok())
@@ -117,6 +126,7 @@ fn read_blob(pmr: &impl SharedMem, blob: usize) -> Result<ReqState, StoreError> 
 pub(crate) fn load(
     pmr: &impl SharedMem,
     layout: &PmrLayout,
+    blocks: &BlockLock,
     req: &Request,
     scratch: &mut Scratch,
     obs: &mut impl StageObserver,
@@ -129,27 +139,8 @@ pub(crate) fn load(
         let i = usize::from(b);
         let lba = desc.lba.wrapping_add(u64::from(b));
         let buf_at = at(layout.buffer(desc.buf_index.wrapping_add(u32::from(b))))?;
-        let raw = read_meta(pmr, at(layout.block_meta(lba))?)?;
-        let (mut len, mut crc, mut flags) = match block_meta::decode(&raw) {
-            Err(err) => return Err(StoreError::Meta { block: b, lba, err }),
-            Ok(BlockState::Unwritten { .. }) => {
-                scratch.block().fill(0);
-                (BLOCK_SIZE as u16, 0, 0)
-            }
-            Ok(BlockState::Written(info)) => {
-                let bytes = scratch
-                    .block()
-                    .get_mut(..usize::from(info.stored_len()))
-                    .ok_or(StoreError::Pmr)?;
-                pmr.read_bytes(at(layout.block_data(lba))?, bytes)
-                    .map_err(|_| StoreError::Pmr)?;
-                (
-                    info.stored_len(),
-                    info.crc().unwrap_or(0),
-                    info.flags() & BLOB_FLAGS,
-                )
-            }
-        };
+        let (mut len, mut crc, mut flags) =
+            load_block(pmr, layout, blocks, b, lba, scratch.block())?;
         exec::undo_unrouted(
             pmr,
             layout,
@@ -182,6 +173,41 @@ pub(crate) fn load(
         .map_err(|_| StoreError::Pmr)
 }
 
+/// Copies block `lba`'s stored bytes into `block` (zeros if it was never written) and returns
+/// its length, checksum and blob flags, all of one commit.
+fn load_block(
+    pmr: &impl SharedMem,
+    layout: &PmrLayout,
+    blocks: &BlockLock,
+    b: u8,
+    lba: u64,
+    block: &mut [u8; BLOCK],
+) -> Result<(u16, u32, u16), StoreError> {
+    let meta_at = at(layout.block_meta(lba))?;
+    let data_at = at(layout.block_data(lba))?;
+    let _guard = blocks.lock();
+    let raw = read_meta(pmr, meta_at)?;
+    match block_meta::decode(&raw) {
+        Err(err) => Err(StoreError::Meta { block: b, lba, err }),
+        Ok(BlockState::Unwritten { .. }) => {
+            block.fill(0);
+            Ok((BLOCK_SIZE as u16, 0, 0))
+        }
+        Ok(BlockState::Written(info)) => {
+            let bytes = block
+                .get_mut(..usize::from(info.stored_len()))
+                .ok_or(StoreError::Pmr)?;
+            pmr.read_bytes(data_at, bytes)
+                .map_err(|_| StoreError::Pmr)?;
+            Ok((
+                info.stored_len(),
+                info.crc().unwrap_or(0),
+                info.flags() & BLOB_FLAGS,
+            ))
+        }
+    }
+}
+
 /// What the write's pipeline must have done to every block: the `META_*` bits that must be set
 /// and those that may be.
 fn committable(req: &Request) -> (u16, u16) {
@@ -207,6 +233,7 @@ fn committable(req: &Request) -> (u16, u16) {
 pub(crate) fn commit(
     pmr: &impl SharedMem,
     layout: &PmrLayout,
+    blocks: &BlockLock,
     req: &Request,
     buf: &mut [u8; BLOCK],
 ) -> Result<u64, StoreError> {
@@ -240,11 +267,13 @@ pub(crate) fn commit(
         let lba = desc.lba.wrapping_add(u64::from(b));
         let buf_at = at(layout.buffer(desc.buf_index.wrapping_add(u32::from(b))))?;
         let meta_at = at(layout.block_meta(lba))?;
+        let data_at = at(layout.block_data(lba))?;
         let bytes = buf
             .get_mut(..usize::from(info.stored_len()))
             .ok_or(StoreError::Pmr)?;
         pmr.read_bytes(buf_at, bytes).map_err(|_| StoreError::Pmr)?;
-        pmr.write_bytes(at(layout.block_data(lba))?, bytes)
+        let _guard = blocks.lock();
+        pmr.write_bytes(data_at, bytes)
             .map_err(|_| StoreError::Pmr)?;
         // The generation continues the entry's, even a corrupt one's.
         let old = read_meta(pmr, meta_at)?;

@@ -13,7 +13,7 @@ use crate::{
     sync::Arc,
     types::{ForeignOwnable, ScopeGuard},
 };
-use crate::{error, static_lock_class};
+use crate::{error, owner::Owner, static_lock_class};
 use core::fmt::{self, Write};
 
 /// A builder for [`GenDisk`].
@@ -125,9 +125,12 @@ impl GenDiskBuilder {
 
     /// Build a new `GenDisk` and add it to the VFS. `queue_data` is lent to
     /// every [`Operations`] callback of the disk's queue and dropped with the
-    /// disk, after the last callback.
-    pub fn build<T: Operations>(
+    /// disk, after the last callback. `_owner` names the module of `T`'s code
+    /// ([`module_owner!`](crate::module_owner)): an open disk pins it, so the
+    /// module cannot be unloaded while the kernel may still call into it.
+    pub fn build<T: Operations, O: Owner>(
         self,
+        _owner: O,
         name: fmt::Arguments<'_>,
         tagset: Arc<TagSet<T>>,
         queue_data: T::QueueData,
@@ -166,32 +169,10 @@ impl GenDiskBuilder {
             )
         })?;
 
-        const TABLE: bindings::block_device_operations = bindings::block_device_operations {
-            submit_bio: None,
-            open: None,
-            release: None,
-            ioctl: None,
-            compat_ioctl: None,
-            check_events: None,
-            unlock_native_capacity: None,
-            getgeo: None,
-            set_read_only: None,
-            swap_slot_free_notify: None,
-            report_zones: None,
-            devnode: None,
-            alternative_gpt_sector: None,
-            get_unique_id: None,
-            // TODO: Set to THIS_MODULE. Waiting for const_refs_to_static feature to
-            // be merged (unstable in rustc 1.78 which is staged for linux 6.10)
-            // https://github.com/rust-lang/rust/issues/119618
-            owner: core::ptr::null_mut(),
-            pr_ops: core::ptr::null_mut(),
-            free_disk: None,
-            poll_bio: None,
-        };
-
-        // SAFETY: `gendisk` is a valid pointer as we initialized it above
-        unsafe { (*gendisk).fops = &TABLE };
+        // SAFETY: `gendisk` is a valid pointer as we initialized it above; the
+        // table is a promoted constant, alive as long as the module that holds it,
+        // which the table's owner keeps loaded while the disk is open.
+        unsafe { (*gendisk).fops = DiskOps::<O>::table() };
 
         let cleanup_failure = ScopeGuard::new_with_data(gendisk, |gendisk| {
             // SAFETY: `gendisk` came from `__blk_mq_alloc_disk()` above and
@@ -281,5 +262,20 @@ impl<T: Operations> Drop for GenDisk<T> {
         // `put_disk()` must follow `del_gendisk()` to drop the final gendisk
         // reference and trigger the remaining release path.
         unsafe { bindings::put_disk(self.gendisk) };
+    }
+}
+
+/// The disk operations of a module: none but the owner, which an open disk pins.
+struct DiskOps<O>(core::marker::PhantomData<O>);
+
+impl<O: Owner> DiskOps<O> {
+    const TABLE: bindings::block_device_operations = bindings::block_device_operations {
+        owner: O::MODULE,
+        // SAFETY: all-zero is a valid `block_device_operations` (no callbacks).
+        ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+    };
+
+    fn table() -> &'static bindings::block_device_operations {
+        &Self::TABLE
     }
 }

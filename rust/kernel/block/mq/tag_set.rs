@@ -45,7 +45,7 @@ impl<T: Operations> TagSet<T> {
         num_tags: u32,
         num_maps: u32,
     ) -> impl PinInit<Self, error::Error> {
-        Self::build(nr_hw_queues, num_tags, num_maps, 0)
+        Self::build(nr_hw_queues, num_tags, num_maps, 0, false)
     }
 
     /// Creates a tag set whose last `poll_queues` of `nr_hw_queues` hardware
@@ -53,6 +53,12 @@ impl<T: Operations> TagSet<T> {
     /// submitter polls (io_uring with `IORING_SETUP_IOPOLL`). The other
     /// queues complete as `T` signals completions. Needs `T::poll`; fails with
     /// `EINVAL` if there is not at least one queue left for the default map.
+    ///
+    /// The queues share one tag space (`BLK_MQ_F_TAG_HCTX_SHARED`): a tag names
+    /// one request of the whole device, not of one hardware queue, so a driver
+    /// may index its per-request resources by tag whichever queue the request
+    /// came through, and `num_tags` bounds the requests in flight on all of
+    /// them together.
     pub fn new_with_poll_queues(
         nr_hw_queues: u32,
         num_tags: u32,
@@ -64,7 +70,7 @@ impl<T: Operations> TagSet<T> {
         } else {
             1
         };
-        let init = Self::build(nr_hw_queues, num_tags, maps, poll_queues);
+        let init = Self::build(nr_hw_queues, num_tags, maps, poll_queues, true);
         // SAFETY: The closure either fails before touching `slot`, or is
         // `init`, a valid pin-initializer of `Self` for that slot.
         unsafe {
@@ -82,7 +88,13 @@ impl<T: Operations> TagSet<T> {
         num_tags: u32,
         num_maps: u32,
         poll_queues: u32,
+        shared_tags: bool,
     ) -> impl PinInit<Self, error::Error> {
+        let flags = if shared_tags {
+            bindings::BLK_MQ_F_SHOULD_MERGE | bindings::BLK_MQ_F_TAG_HCTX_SHARED
+        } else {
+            bindings::BLK_MQ_F_SHOULD_MERGE
+        };
         // SAFETY: `blk_mq_tag_set` only contains integers and pointers, which
         // all are allowed to be 0.
         let tag_set: bindings::blk_mq_tag_set = unsafe { core::mem::zeroed() };
@@ -96,7 +108,7 @@ impl<T: Operations> TagSet<T> {
                     numa_node: bindings::NUMA_NO_NODE,
                     queue_depth: num_tags,
                     cmd_size,
-                    flags: bindings::BLK_MQ_F_SHOULD_MERGE,
+                    flags,
                     // The number of poll queues, for `map_queues_callback`.
                     driver_data: poll_queues as usize as *mut crate::ffi::c_void,
                     nr_maps: num_maps,
