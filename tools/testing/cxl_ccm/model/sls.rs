@@ -70,10 +70,15 @@ impl Sls {
             return Err(SlsError::BadShape);
         }
         let w = u64::from(WORD_BYTES);
+        // `dim` is at most `SLS_MAX_DIM`, so the table and the output fit a `u64`; the index
+        // lists (`samples * pooling` words) may not, and then match no `u32` input size.
         let table = u64::from(a.rows) * u64::from(a.dim) * w;
-        let lists = u64::from(a.samples) * u64::from(a.pooling) * w;
         let output = u64::from(a.samples) * u64::from(a.dim) * w;
-        if table + lists != u64::from(input_size) || output > u64::from(u32::MAX) {
+        let input = u64::from(a.samples)
+            .checked_mul(u64::from(a.pooling))
+            .and_then(|n| n.checked_mul(w))
+            .and_then(|lists| lists.checked_add(table));
+        if input != Some(u64::from(input_size)) || output > u64::from(u32::MAX) {
             return Err(SlsError::InputSizeMismatch);
         }
         let vector = a.dim * WORD_BYTES;
