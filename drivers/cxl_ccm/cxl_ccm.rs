@@ -451,13 +451,21 @@ impl CcmFile {
         f(&t)
     }
 
-    fn configure(&self, arg: &uapi::Configure) -> Result<uapi::Configure> {
+    /// `CONFIGURE`; `publish` copies the outputs out to the caller.
+    ///
+    /// The outputs (the tenant number, the mmap lengths) are known once a tenant number is
+    /// reserved, so they are copied out before the tenant is set up: a caller that cannot be
+    /// told them gets `EFAULT` with the file still unconfigured, and may retry. The copy-out
+    /// runs under no lock: `mmap` takes the file lock under the mm's lock, which a fault in the
+    /// copy would take under the file lock. A concurrent `CONFIGURE` of the same file may thus
+    /// pass the first check too; the file lock decides, and the loser gets `EBUSY`.
+    fn configure(
+        &self,
+        arg: &uapi::Configure,
+        publish: impl FnOnce(&uapi::Configure) -> Result,
+    ) -> Result {
         let cfg = configure(&self.dev, arg)?;
-        let mut guard = self.tenant.lock();
-        if guard.is_some() {
-            pr_warn_ratelimited!("CONFIGURE: the file is already a tenant\n");
-            return Err(EBUSY);
-        }
+        self.check_unconfigured()?;
         if self.dev.hw.lock().is_none() {
             return Err(ENODEV);
         }
@@ -468,9 +476,24 @@ impl CcmFile {
             );
             return Err(EBUSY);
         };
-        let done = Tenant::configure(&self.dev, number, cfg, arg)?;
-        *guard = Some(done.tenant);
-        Ok(done.out)
+        // On failure, dropping `number` frees it again.
+        publish(&Tenant::outputs(&self.dev, number.index, &cfg, arg)?)?;
+        let mut guard = self.tenant.lock();
+        if guard.is_some() {
+            pr_warn_ratelimited!("CONFIGURE: the file is already a tenant\n");
+            return Err(EBUSY);
+        }
+        *guard = Some(Tenant::configure(&self.dev, number, cfg, arg)?);
+        Ok(())
+    }
+
+    /// `EBUSY` if the file is a tenant already.
+    fn check_unconfigured(&self) -> Result {
+        if self.tenant.lock().is_some() {
+            pr_warn_ratelimited!("CONFIGURE: the file is already a tenant\n");
+            return Err(EBUSY);
+        }
+        Ok(())
     }
 }
 
@@ -502,22 +525,31 @@ impl MiscDevice for CcmFile {
             }
             uapi::IOC_CONFIGURE => {
                 let uarg = IoctlArg::<uapi::Configure>::new(cmd, arg)?;
-                let out = file.configure(&uarg.read()?)?;
-                uarg.write(&out)?;
+                let c = uarg.read()?;
+                let result = file.configure(&c, |out| uarg.write(out));
+                restore_on_error(&uarg, &c, result)?;
             }
             uapi::IOC_LAUNCH => {
                 let uarg = IoctlArg::<uapi::Launch>::new(cmd, arg)?;
-                let mut l = uarg.read()?;
+                let l = uarg.read()?;
                 if l.tag != 0 {
                     pr_warn_ratelimited!("LAUNCH: tag is an output and must be 0\n");
                     return Err(EINVAL);
                 }
-                l.tag = file.with_tenant("LAUNCH", |t| t.launch(&l))?;
-                uarg.write(&l)?;
+                let input = &l;
+                let publish = |tag| uarg.write(&with_tag(input, tag));
+                let result = file.with_tenant("LAUNCH", |t| t.launch(input, publish));
+                // A restarted call must find its input (tag 0) as it passed it.
+                restore_on_error(&uarg, &l, result)?;
             }
             uapi::IOC_RELEASE => {
                 let uarg = IoctlArg::<uapi::Release>::new(cmd, arg)?;
                 let mut r = uarg.read()?;
+                // A release cannot be undone (its credit may reach the device at once), and its
+                // outputs are known only after it: check that they can be written before it.
+                // Writing back the bytes just read changes nothing. Only another thread revoking
+                // write access in between can still fail the copy-out after the release.
+                uarg.write(&r)?;
                 let result = file.with_tenant("RELEASE", |t| Ok(t.release(&mut r)))?;
                 // The outputs say how far a failed release got.
                 uarg.write(&r)?;
@@ -525,13 +557,15 @@ impl MiscDevice for CcmFile {
             }
             uapi::IOC_STATS => {
                 let uarg = IoctlArg::<uapi::Stats>::new(cmd, arg)?;
-                let mut s = uarg.read()?;
-                file.with_tenant("STATS", |t| t.stats(&mut s))?;
-                uarg.write(&s)?;
+                let s = uarg.read()?;
+                file.with_tenant("STATS", |t| t.stats(&s, |out| uarg.write(out)))?;
             }
             uapi::IOC_WAIT => {
                 let uarg = IoctlArg::<uapi::Wait>::new(cmd, arg)?;
                 let mut w = uarg.read()?;
+                // Fail before waiting (and before the deadlock check publishes credit) if the
+                // outputs cannot be written; writing back the bytes just read changes nothing.
+                uarg.write(&w)?;
                 let result = file.with_tenant("WAIT", |t| Ok(t.wait(&mut w)))?;
                 // `ready` and `metadata_tail` are meaningful after a timeout too.
                 uarg.write(&w)?;
@@ -554,6 +588,29 @@ impl MiscDevice for CcmFile {
             Ok(mask) => Ok(mask),
             Err(e) if e == ENODEV => Ok(POLL_HANGUP),
             Err(_) => Ok(POLL_ERROR),
+        }
+    }
+}
+
+/// The `LAUNCH` argument as returned: the input with the tag filled in.
+fn with_tag(input: &uapi::Launch, tag: u32) -> uapi::Launch {
+    uapi::Launch { tag, ..*input }
+}
+
+/// Passes `result` on; on an error, writes the argument back as it was read, so that a failed
+/// call leaves it as the caller passed it (outputs copied out before a later step failed are
+/// taken back). Best effort: if that copy fails too, the error of the call is what matters.
+fn restore_on_error<T: FromBytes + AsBytes>(
+    uarg: &IoctlArg<T>,
+    input: &T,
+    result: Result<impl Sized>,
+) -> Result {
+    match result {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            // The call's own error is reported whatever this copy gives.
+            let _ = uarg.write(input);
+            Err(e)
         }
     }
 }

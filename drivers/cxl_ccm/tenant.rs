@@ -111,6 +111,62 @@ struct Counters {
     errors: u64,
 }
 
+impl Counters {
+    /// What was counted since `earlier`, a snapshot of these counters; they only grow between
+    /// resets, and resets are serialised, so nothing wraps.
+    fn since(&self, earlier: &Counters) -> Counters {
+        Counters {
+            launched: self.launched.wrapping_sub(earlier.launched),
+            launch_waits: self.launch_waits.wrapping_sub(earlier.launch_waits),
+            launch_wait_ns: self.launch_wait_ns.wrapping_sub(earlier.launch_wait_ns),
+            completed: self.completed.wrapping_sub(earlier.completed),
+            polls: self.polls.wrapping_sub(earlier.polls),
+            empty_polls: self.empty_polls.wrapping_sub(earlier.empty_polls),
+            published: self.published.wrapping_sub(earlier.published),
+            errors: self.errors.wrapping_sub(earlier.errors),
+        }
+    }
+}
+
+/// The counters of a `STATS` call, taken before anything is reset.
+struct StatsSnapshot {
+    counters: Counters,
+    /// The device's counters (the driver's, for RP and BS) now, and at the last reset.
+    device: DeviceBaseline,
+    baseline: DeviceBaseline,
+    stall: u64,
+    stall_base: u64,
+    interrupts: u64,
+}
+
+impl StatsSnapshot {
+    /// The statistics since the last reset, as `STATS` reports them.
+    fn report(&self, flags: u32, tenant: u32) -> uapi::Stats {
+        let (c, d, b) = (&self.counters, &self.device, &self.baseline);
+        uapi::Stats {
+            flags,
+            tenant,
+            launched: c.launched,
+            launches_completed: c.completed,
+            records: d.records.wrapping_sub(b.records),
+            payload_bytes: d.payload_bytes.wrapping_sub(b.payload_bytes),
+            backpressure_waits: c.launch_waits,
+            backpressure_ns: c.launch_wait_ns,
+            credit_stalls: d.credit_stalls.wrapping_sub(b.credit_stalls),
+            dma_batches: d.dma_batches.wrapping_sub(b.dma_batches),
+            polls: c.polls,
+            empty_polls: c.empty_polls,
+            credits_published: c.published,
+            errors: c.errors,
+            interrupts: self.interrupts,
+            ccm_busy_ns: d.busy_ns.wrapping_sub(b.busy_ns),
+            credit_wait_ns: d.credit_wait_ns.wrapping_sub(b.credit_wait_ns),
+            host_stall_ns: self.stall.wrapping_sub(self.stall_base),
+            ..Default::default()
+        }
+    }
+}
+
 /// Device counters at the last `STATS_RESET`.
 #[derive(Clone, Copy, Default)]
 struct DeviceBaseline {
@@ -188,6 +244,9 @@ pub(crate) struct TenantCore {
     /// failed launch consumes none.
     #[pin]
     launch: Mutex<u32>,
+    /// Held by `STATS_RESET` from its snapshot to its reset.
+    #[pin]
+    stats_reset: Mutex<()>,
     /// `scanned`, readable without the lock (for wait conditions).
     scanned: AtomicU32,
     /// Someone waits: the poller polls.
@@ -538,10 +597,19 @@ pub(crate) struct Tenant {
     _number: TenantNumber,
 }
 
-/// The result of `CONFIGURE` for the caller.
-pub(crate) struct Configured {
-    pub(crate) tenant: Arc<Tenant>,
-    pub(crate) out: uapi::Configure,
+/// The pages of a tenant's region; `EINVAL` if the device cannot map that many.
+fn region_pages(dev: &CcmDev, layout: &Layout) -> Result<usize> {
+    let pages = layout.region_bytes / PAGE_BYTES;
+    if pages > u64::from(dev.id.max_segments) {
+        pr_warn_ratelimited!(
+            "CONFIGURE: rings of {} pages exceed the device's {} DMA segments\n",
+            pages,
+            dev.id.max_segments
+        );
+        return Err(EINVAL);
+    }
+    // Cannot truncate: at most `max_segments`, a `u32`.
+    Ok(pages as usize)
 }
 
 impl Tenant {
@@ -551,18 +619,10 @@ impl Tenant {
         number: TenantNumber,
         cfg: TenantConfig,
         arg: &uapi::Configure,
-    ) -> Result<Configured> {
+    ) -> Result<Arc<Tenant>> {
         let index = number.index;
         let layout = Layout::new(dev, index, &cfg);
-        let pages = (layout.region_bytes / PAGE_BYTES) as usize;
-        if pages > dev.id.max_segments as usize {
-            pr_warn_ratelimited!(
-                "CONFIGURE: rings of {} pages exceed the device's {} DMA segments\n",
-                pages,
-                dev.id.max_segments
-            );
-            return Err(EINVAL);
-        }
+        let pages = region_pages(dev, &layout)?;
         let region = Arc::new(
             PinnedPages::alloc_scattered(pages, -1, CacheMode::WriteCombining)?,
             GFP_KERNEL,
@@ -616,6 +676,7 @@ impl Tenant {
                 wq <- new_wait_queue!(),
                 arm_wq <- new_wait_queue!(),
                 launch <- new_mutex!(arg.index_base),
+                stats_reset <- new_mutex!(()),
                 scanned: AtomicU32::new(arg.index_base),
                 armed: AtomicBool::new(false),
                 interrupts: AtomicU64::new(0),
@@ -643,16 +704,25 @@ impl Tenant {
             kernel::fmt!("cxl_ccm_poll/{}", index),
             move || poller(poll_core),
         )?);
-        let out = uapi::Configure {
+        Ok(Arc::new(tenant, GFP_KERNEL)?)
+    }
+
+    /// Checks what `configure` checks before it changes anything, and returns what `CONFIGURE`
+    /// reports for tenant `index`: known before the tenant exists, so that it can be copied out
+    /// first.
+    pub(crate) fn outputs(
+        dev: &CcmDev,
+        index: u32,
+        cfg: &TenantConfig,
+        arg: &uapi::Configure,
+    ) -> Result<uapi::Configure> {
+        region_pages(dev, &Layout::new(dev, index, cfg))?;
+        Ok(uapi::Configure {
             tenant: index,
             headers_size: HEADERS_BYTES,
             metadata_ring_size: cfg.metadata_ring_bytes,
             payload_ring_size: cfg.payload_ring_bytes,
             ..*arg
-        };
-        Ok(Configured {
-            tenant: Arc::new(tenant, GFP_KERNEL)?,
-            out,
         })
     }
 
@@ -799,15 +869,26 @@ impl Tenant {
     }
 
     /// `CXL_CCM_IOC_LAUNCH`; a failed launch counts as an error in the statistics.
-    pub(crate) fn launch(&self, arg: &uapi::Launch) -> Result<u32> {
-        let result = self.try_launch(arg);
+    ///
+    /// `publish` copies the tag out to the caller. It runs under the launch lock, where the tag
+    /// is decided, after every check and wait and before the packet reaches the device: if it
+    /// fails, nothing was launched and the tag is not consumed, so no results ever arrive under
+    /// a tag the caller could not learn. (Checking writability first and copying out after the
+    /// launch would leave a window in which another thread makes the argument read-only.)
+    pub(crate) fn launch(
+        &self,
+        arg: &uapi::Launch,
+        publish: impl FnOnce(u32) -> Result,
+    ) -> Result<u32> {
+        let result = self.try_launch(arg, publish);
         if result.is_err() {
             self.core.state.lock().counters.errors += 1;
         }
         result
     }
 
-    fn try_launch(&self, arg: &uapi::Launch) -> Result<u32> {
+    /// Checks a launch against the tenant; returns the input size as a `u32`.
+    fn check_launch(&self, arg: &uapi::Launch) -> Result<u32> {
         if arg.flags & !uapi::LAUNCH_SYNC != 0 || arg.reserved != [0; 2] {
             pr_warn_ratelimited!("LAUNCH: unknown flags or nonzero reserved fields\n");
             return Err(EINVAL);
@@ -830,11 +911,11 @@ impl Tenant {
             );
             return Err(EINVAL);
         }
-        let l = self.core.layout;
+        let input_bytes = self.core.layout.input_bytes;
         let in_range = arg
             .input_offset
             .checked_add(arg.input_size)
-            .is_some_and(|end| end <= l.input_bytes);
+            .is_some_and(|end| end <= input_bytes);
         let Ok(input_size) = u32::try_from(arg.input_size) else {
             return Err(EINVAL);
         };
@@ -843,11 +924,20 @@ impl Tenant {
                 "LAUNCH: input {}+{} outside the {}-byte input buffer\n",
                 arg.input_offset,
                 arg.input_size,
-                l.input_bytes
+                input_bytes
             );
             return Err(EINVAL);
         }
-        // Computed before the launch: it is arithmetic on user values.
+        Ok(input_size)
+    }
+
+    fn try_launch(&self, arg: &uapi::Launch, publish: impl FnOnce(u32) -> Result) -> Result<u32> {
+        let input_size = self.check_launch(arg)?;
+        let l = self.core.layout;
+        // Cannot overflow: `input_offset + input_size <= input_bytes` (checked), and the input
+        // and output buffers lie in device memory, whose offsets are `u64`.
+        let input_base = l.input + arg.input_offset;
+        let src = l.output + arg.input_offset;
         let cut = launch_cut(arg, self.core.cfg.streaming_factor.bytes());
         let mode = self.core.cfg.mode;
         if !streams(mode) && !self.core.state.lock().producer.has_room() {
@@ -866,6 +956,8 @@ impl Tenant {
             // The previous BS launch returned at its completion: its slot is free.
             _ => {}
         }
+        // The last step that may fail before the launch: see `launch`.
+        publish(tag)?;
         let sync = if mode == abi::MODE_BS {
             abi::LAUNCH_FLAG_SYNC
         } else {
@@ -879,8 +971,8 @@ impl Tenant {
             tenant: self.index as u16,
             arg_size: arg.arg_size as u16,
             input_size,
-            input_base: l.input + arg.input_offset,
-            output_base: l.output + arg.input_offset,
+            input_base,
+            output_base: src,
             args: arg.args,
         };
         let bytes = packet.to_bytes();
@@ -893,7 +985,6 @@ impl Tenant {
         hw.mem.write_bytes(slot + 4, &bytes[4..])?;
         hw.mem.atomic_u32(slot)?.store(tag, Ordering::Release);
         self.core.stalled(self.core.link.mem_store());
-        let src = l.output + arg.input_offset;
         if let Some(st) = rp_state.as_mut() {
             let seq = st.mbox_seq.wrapping_add(1);
             let t = abi::tenant_regs_offset(self.index);
@@ -1324,13 +1415,38 @@ impl Tenant {
         Ok(0)
     }
 
-    /// `CXL_CCM_IOC_STATS`.
-    pub(crate) fn stats(&self, arg: &mut uapi::Stats) -> Result {
+    /// `CXL_CCM_IOC_STATS`; `publish` copies the statistics out to the caller.
+    ///
+    /// With `STATS_RESET`, the counters are reset only after `publish` succeeded, so a caller
+    /// that cannot be told the counters does not lose them. The reset then subtracts exactly what
+    /// was reported: what was counted between the snapshot and the reset is kept. Resets are
+    /// serialised (`stats_reset`), so no other reset runs between a snapshot and its commit and
+    /// the subtraction is exact; the copy-out runs under no lock the data plane takes.
+    pub(crate) fn stats(
+        &self,
+        arg: &uapi::Stats,
+        publish: impl FnOnce(&uapi::Stats) -> Result,
+    ) -> Result {
         if arg.flags & !uapi::STATS_RESET != 0 || arg.reserved != [0; 3] {
             pr_warn_ratelimited!("STATS: unknown flags or nonzero reserved fields\n");
             return Err(EINVAL);
         }
-        let dev = {
+        let reset = arg.flags & uapi::STATS_RESET != 0;
+        let _serial = reset.then(|| self.core.stats_reset.lock());
+        let snap = self.stats_snapshot()?;
+        publish(&snap.report(arg.flags, self.index))?;
+        if reset {
+            let mut st = self.core.state.lock();
+            st.counters = st.counters.since(&snap.counters);
+            st.baseline = snap.device;
+            st.stall_base = snap.stall;
+        }
+        Ok(())
+    }
+
+    /// The counters now, and the baselines of the last reset.
+    fn stats_snapshot(&self) -> Result<StatsSnapshot> {
+        let device = {
             let hw_guard = self.dev.hw.lock();
             let hw = hw_guard.as_ref().ok_or(ENODEV)?;
             let t = abi::tenant_regs_offset(self.index);
@@ -1344,9 +1460,9 @@ impl Tenant {
                 credit_wait_ns: r(abi::TREG_CREDIT_WAIT_NS)?,
             }
         };
-        let mut st = self.core.state.lock();
-        let dev = if streams(self.core.cfg.mode) {
-            dev
+        let st = self.core.state.lock();
+        let device = if streams(self.core.cfg.mode) {
+            device
         } else {
             // RP and BS: the driver itself writes the rings, one copy per record.
             DeviceBaseline {
@@ -1354,39 +1470,17 @@ impl Tenant {
                 payload_bytes: st.producer.bytes,
                 credit_stalls: 0,
                 dma_batches: 0,
-                ..dev
+                ..device
             }
         };
-        let c = st.counters;
-        let b = st.baseline;
-        let stall = self.core.stall_ns.load(Ordering::Relaxed);
-        *arg = uapi::Stats {
-            flags: arg.flags,
-            tenant: self.index,
-            launched: c.launched,
-            launches_completed: c.completed,
-            records: dev.records.wrapping_sub(b.records),
-            payload_bytes: dev.payload_bytes.wrapping_sub(b.payload_bytes),
-            backpressure_waits: c.launch_waits,
-            backpressure_ns: c.launch_wait_ns,
-            credit_stalls: dev.credit_stalls.wrapping_sub(b.credit_stalls),
-            dma_batches: dev.dma_batches.wrapping_sub(b.dma_batches),
-            polls: c.polls,
-            empty_polls: c.empty_polls,
-            credits_published: c.published,
-            errors: c.errors,
+        Ok(StatsSnapshot {
+            counters: st.counters,
+            device,
+            baseline: st.baseline,
+            stall: self.core.stall_ns.load(Ordering::Relaxed),
+            stall_base: st.stall_base,
             interrupts: self.core.interrupts.load(Ordering::Relaxed),
-            ccm_busy_ns: dev.busy_ns.wrapping_sub(b.busy_ns),
-            credit_wait_ns: dev.credit_wait_ns.wrapping_sub(b.credit_wait_ns),
-            host_stall_ns: stall.wrapping_sub(st.stall_base),
-            ..Default::default()
-        };
-        if arg.flags & uapi::STATS_RESET != 0 {
-            st.counters = Counters::default();
-            st.baseline = dev;
-            st.stall_base = stall;
-        }
-        Ok(())
+        })
     }
 
     /// `mmap()` of one of the tenant's objects.
