@@ -167,6 +167,25 @@ TEST_F_TIMEOUT(hostile, attention_overflow, 60)
 	attention_overflow(_metadata, &self->t);
 }
 
+/*
+ * Argument words of @kernel that are sizes or counts; the words after them
+ * are reserved (0) or, for SSB, predicates and ATTENTION's shift.
+ */
+static unsigned int shape_words(unsigned int kernel)
+{
+	switch (kernel) {
+	case CXL_CCM_KERNEL_LLM_ATTENTION:
+		return 6;
+	case CXL_CCM_KERNEL_DLRM_SLS:
+		return 5;
+	case CXL_CCM_KERNEL_SSB_Q1_1:
+	case CXL_CCM_KERNEL_SSB_Q1_2:
+		return 2;
+	default:
+		return 3;
+	}
+}
+
 /* Every advertised kernel with extreme argument words; returns 0 if all were clean. */
 static int extreme_arguments(struct __test_metadata *_metadata, struct ktenant *t)
 {
@@ -178,17 +197,21 @@ static int extreme_arguments(struct __test_metadata *_metadata, struct ktenant *
 	for (k = 0; k < CXL_CCM_KERNEL_ID_LIMIT; k++) {
 		if (k == CXL_CCM_KERNEL_NOP || !(t->info.kernels & (1ULL << k)))
 			continue;
-		/* Ones in the shape words, zeros in shift and reserved ones. */
+		/* Ones in the shape words, zeros in the others, so that the reserved ones pass. */
 		for (v = 0; v < n; v++) {
+			unsigned int m = shape_words(k);
 			__u32 all[8] = { 0 };
 
-			for (i = 0; i < 6; i++)
+			for (i = 0; i < m; i++)
 				all[i] = extremes[v];
 			bad |= hostile_launch(_metadata, t, k, all) < 0;
-			for (i = 0; i < 6; i++) {
-				for (j = i; j < 6; j++) {
-					__u32 w[8] = { 1, 1, 1, 1, 1, 1, 0, 0 };
+			for (i = 0; i < m; i++) {
+				for (j = i; j < m; j++) {
+					__u32 w[8] = { 0 };
+					unsigned int x;
 
+					for (x = 0; x < m; x++)
+						w[x] = 1;
 					w[i] = extremes[v];
 					w[j] = extremes[v];
 					bad |= hostile_launch(_metadata, t, k, w) < 0;
