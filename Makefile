@@ -77,8 +77,9 @@ $(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $< $(SELFTEST_LDLIBS)
 
-# The stress test drives io_uring (polled and not) through liburing, linked statically.
-$(OUT)/selftests/reflux/stress_test: SELFTEST_LDLIBS := -luring -lpthread
+# The stress test and the documentation's test drive io_uring (polled and not) through
+# liburing, linked statically.
+$(OUT)/selftests/reflux/stress_test $(OUT)/selftests/reflux/doc_test: SELFTEST_LDLIBS := -luring -lpthread
 
 $(OUT)/harness/%: tools/testing/harness/%.c | kernel
 	@mkdir -p $(dir $@)

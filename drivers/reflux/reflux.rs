@@ -546,12 +546,7 @@ impl PlatformDriver for RefluxDriver {
             .max_hw_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
             // No request crosses a 128 KiB boundary, so none straddles two attachments.
             .chunk_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
-            .build(
-                Owner,
-                kernel::fmt!("{}", &*dev.name),
-                tagset,
-                dev.clone(),
-            )?;
+            .build(Owner, kernel::fmt!("{}", &*dev.name), tagset, dev.clone())?;
         bound.disk = Some(disk);
         let mut dir = kernel::debugfs::Dir::<Owner>::new(&dev.name);
         dir.show_file(

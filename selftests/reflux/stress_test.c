@@ -31,7 +31,9 @@
  * Environment: STRESS_SECONDS (per phase, 10), STRESS_PHASES (2),
  * STRESS_OFFSET_MB (64), STRESS_DIO_MB (8), STRESS_BUF_MB (2),
  * STRESS_REBIND and STRESS_RELOAD (shell commands; none: no disruption),
- * STRESS_MIGRATE (0), STRESS_HIPRI (1), STRESS_DEV (/dev/reflux0).
+ * STRESS_MIGRATE (0), STRESS_HIPRI (1), STRESS_DEV (/dev/reflux0),
+ * STRESS_WORKERS (psync: three O_DIRECT pwrite writers and three pread readers
+ * only, on one queue, so that a torn block is told apart from a tag clash).
  *
  * Output: a plan, one TAP line per check, a summary line of figures. Exit 0
  * only if every planned check ran and passed.
@@ -527,7 +529,7 @@ static void *migrator_main(void *arg)
 	return NULL;
 }
 
-static struct worker workers[] = {
+static struct worker mixed[] = {
 	{ .name = "uring-hipri-writer", .id = 1, .write = 1, .uring = 32, .hipri = 1 },
 	{ .name = "uring-writer", .id = 2, .write = 1, .uring = 32 },
 	{ .name = "pwrite-writer", .id = 3, .write = 1 },
@@ -537,7 +539,18 @@ static struct worker workers[] = {
 	{ .name = "buffered-reader", .id = 7, .buffered = 1 },
 };
 
-#define NR_WORKERS (sizeof(workers) / sizeof(workers[0]))
+/* STRESS_WORKERS=psync: only O_DIRECT pwrite and pread, three of each. */
+static struct worker psync[] = {
+	{ .name = "pwrite-writer-1", .id = 1, .write = 1 },
+	{ .name = "pwrite-writer-2", .id = 2, .write = 1 },
+	{ .name = "pwrite-writer-3", .id = 3, .write = 1 },
+	{ .name = "pread-reader-1", .id = 4 },
+	{ .name = "pread-reader-2", .id = 5 },
+	{ .name = "pread-reader-3", .id = 6 },
+};
+
+static struct worker *workers = mixed;
+static size_t nr_workers = sizeof(mixed) / sizeof(mixed[0]);
 
 /* One workload phase of `seconds`; returns whether it ran clean. */
 static int phase(unsigned int seconds, int migrate, int hipri)
@@ -548,7 +561,7 @@ static int phase(unsigned int seconds, int migrate, int hipri)
 	size_t k;
 
 	atomic_store(&stop, 0);
-	for (k = 0; k < NR_WORKERS; k++) {
+	for (k = 0; k < nr_workers; k++) {
 		struct worker *w = &workers[k];
 
 		w->seed = mix(run_id + k + 1);
@@ -565,7 +578,7 @@ static int phase(unsigned int seconds, int migrate, int hipri)
 	}
 	sleep(seconds);
 	atomic_store(&stop, 1);
-	for (k = 0; k < NR_WORKERS; k++)
+	for (k = 0; k < nr_workers; k++)
 		pthread_join(workers[k].thread, NULL);
 	if (migrate)
 		pthread_join(migrator, NULL);
@@ -665,6 +678,10 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (getenv("STRESS_DEV"))
 		dev = getenv("STRESS_DEV");
+	if (getenv("STRESS_WORKERS") && !strcmp(getenv("STRESS_WORKERS"), "psync")) {
+		workers = psync;
+		nr_workers = sizeof(psync) / sizeof(psync[0]);
+	}
 	base_lba = env_u64("STRESS_OFFSET_MB", 64) * 256;
 	dio_n = env_u64("STRESS_DIO_MB", 8) * 256;
 	buf_n = env_u64("STRESS_BUF_MB", 2) * 256;
@@ -675,9 +692,9 @@ int main(void)
 	/* init, and per phase: workload, verify, [disruption, verify]. */
 	printf("1..%u\n", 1 + phases * 4);
 	printf("# run %016llx: LBA %llu, %llu direct + %llu buffered blocks, %u x %u s, "
-	       "migrate %d, hipri %d\n", (unsigned long long)run_id,
+	       "%zu workers, migrate %d, hipri %d\n", (unsigned long long)run_id,
 	       (unsigned long long)base_lba, (unsigned long long)dio_n,
-	       (unsigned long long)buf_n, phases, seconds, migrate, hipri);
+	       (unsigned long long)buf_n, phases, seconds, nr_workers, migrate, hipri);
 	tap(init_regions(), "every block written once");
 	for (p = 1; p <= phases; p++) {
 		const char *cmd = p % 2 ? rebind : reload;

@@ -10,10 +10,11 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 : "${LOGDIR:?}"
 duration=${DURATION:-600}
-# 11 configurations, each with and without migrations, 2 phases each.
-per_phase=$((duration / 44))
+# 11 configurations, each with and without migrations, and 2 with the psync
+# workers only: 24 runs of 2 phases.
+per_phase=$((duration / 48))
 [ $per_phase -ge 2 ] || per_phase=2
-log "stress: $duration s over 44 phases of $per_phase s; logs in $LOGDIR"
+log "stress: $duration s over 48 phases of $per_phase s; logs in $LOGDIR"
 vm_rc=0
 STRESS_SECONDS=$per_phase VM_TIMEOUT=$((duration * 3 + 900)) \
 	"$REPO/tools/vm/qemu.sh" stress "$LOGDIR" || vm_rc=$?
