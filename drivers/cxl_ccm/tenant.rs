@@ -742,6 +742,10 @@ impl Tenant {
             payload_offset: l.payload_offset,
             reserved: [0; 3],
         };
+        // The previous holder of this tenant number left its inputs, outputs, descriptors and
+        // launch packets here; the new tenant must see none of them.
+        clear_device_memory(&hw.mem, l.part_base, l.part_size)?;
+        clear_device_memory(&hw.mem, l.window, abi::TENANT_WINDOW_SIZE)?;
         let at = l.desc_table as usize;
         hw.mem.write_bytes(at, &table.to_bytes())?;
         for (i, s) in segs.iter().enumerate() {
@@ -1554,6 +1558,25 @@ impl Drop for Tenant {
     fn drop(&mut self) {
         self.teardown();
     }
+}
+
+/// Zeroes `len` bytes of device memory at `offset`, a page at a time.
+///
+/// Done at `CONFIGURE` rather than at teardown: a teardown may find the device already unbound
+/// or removed, or never see its disable acknowledged (the device may then still write), and the
+/// memory may have been used under an earlier binding. Clearing before the tenant is enabled
+/// is the one point that covers every way the previous holder ended.
+fn clear_device_memory(mem: &impl SharedMem, offset: u64, len: u64) -> Result {
+    static ZEROS: [u8; PAGE_BYTES as usize] = [0; PAGE_BYTES as usize];
+    let start = usize::try_from(offset).map_err(|_| EINVAL)?;
+    let len = usize::try_from(len).map_err(|_| EINVAL)?;
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(ZEROS.len());
+        mem.write_bytes(start.checked_add(done).ok_or(EINVAL)?, &ZEROS[..n])?;
+        done += n;
+    }
+    Ok(())
 }
 
 /// Initialises the ring headers in the region (the rest of it is zeroed at allocation).
