@@ -27,7 +27,7 @@ use kernel::{
     str::CString,
     sync::{Arc, Mutex},
     types::{ARef, AsBytes, FromBytes},
-    vma::VmArea,
+    vma::{FileMapping, VmArea},
     wait::{PollTable, POLL_ERROR, POLL_HANGUP},
 };
 
@@ -283,15 +283,44 @@ struct CcmDev {
     /// The AXLE_IRQ tenants the interrupt handler wakes, by tenant number.
     #[pin]
     irq_tenants: Mutex<[Option<Arc<tenant::TenantCore>>; abi::MAX_TENANTS as usize]>,
+    /// The files through which input buffers (device memory) are mapped, to zap them all at
+    /// unbind; `None` once unbound, when a fault in such a mapping is refused (`SIGBUS`).
+    ///
+    /// Its own lock, not `hw`'s: a fault takes it under the mm's lock, so no copy from or to
+    /// user space (which may fault into an input mapping) may run under it; it guards nothing
+    /// else and is never held long.
+    #[pin]
+    input_maps: Mutex<Option<KVec<FileMapping>>>,
 }
 
 impl CcmDev {
-    /// Stops every tenant, disables the device and unmaps it; later calls get `ENODEV`.
+    /// Stops every tenant, disables the device and unmaps it, and zaps every user mapping of
+    /// device memory; later calls get `ENODEV`, later accesses to those mappings `SIGBUS`.
     fn detach(&self) {
         if let Some(hw) = self.hw.lock().take() {
             clear_tenants(&hw.regs, self.id.max_tenants);
             disable(&hw.regs);
         }
+        // Every page of an input mapping was mapped by a fault that found the list, under its
+        // lock: once it is taken, no page is mapped again, and the zap reaches all of them.
+        let maps = self.input_maps.lock().take();
+        for m in maps.iter().flatten() {
+            if m.unmap_range(uapi::MMAP_INPUT, uapi::MMAP_REGION_SIZE)
+                .is_err()
+            {
+                pr_err!("could not zap the user mappings of device memory\n");
+            }
+        }
+    }
+
+    /// Notes that `map`'s file maps device memory; `ENODEV` once unbound.
+    fn add_input_map(&self, map: FileMapping) -> Result {
+        let mut guard = self.input_maps.lock();
+        let maps = guard.as_mut().ok_or(ENODEV)?;
+        if !maps.iter().any(|m| m.same(&map)) {
+            maps.push(map, GFP_KERNEL)?;
+        }
+        Ok(())
     }
 
     fn partitions(&self) -> Partitions {
@@ -676,6 +705,7 @@ impl PlatformDriver for CcmDriver {
                 hw <- kernel::new_mutex!(Some(Hw { regs, mem })),
                 tenants <- kernel::new_mutex!(0),
                 irq_tenants <- kernel::new_mutex!(Default::default()),
+                input_maps <- kernel::new_mutex!(Some(KVec::new())),
             }),
             GFP_KERNEL,
         )?;

@@ -30,7 +30,7 @@ use kernel::{
     pr_warn_ratelimited,
     prelude::*,
     shared_mem::SharedMem,
-    sync::{Arc, Mutex},
+    sync::{Arc, ArcBorrow, Mutex},
     uaccess::UserSlice,
     vma::{self, VmArea},
     wait::{WaitOutcome, WaitQueue},
@@ -584,6 +584,36 @@ fn poller(core: Arc<TenantCore>) -> i32 {
         }
     }
     0
+}
+
+/// A user mapping of a tenant's input buffer in device memory, mapped a page per fault while
+/// the device is bound.
+struct InputPages {
+    dev: Arc<CcmDev>,
+    /// Physical address of the input buffer.
+    phys: u64,
+    /// Its size: no mapping is longer.
+    len: u64,
+}
+
+impl vma::FaultHandler for InputPages {
+    fn fault(this: ArcBorrow<'_, Self>, fault: &vma::VmFault) -> Result {
+        // Held while the page is mapped: unbind takes the list before it zaps, so a page is
+        // either mapped before the zap (and zapped) or refused.
+        let maps = this.dev.input_maps.lock();
+        if maps.is_none() {
+            return Err(ENODEV);
+        }
+        let off = fault
+            .offset()
+            .and_then(|o| o.checked_sub(uapi::MMAP_INPUT))
+            .filter(|o| *o < this.len)
+            .ok_or(EFAULT)?;
+        // SAFETY: the input buffer is device memory reserved for the device's lifetime (the
+        // window is never given to the page allocator); every user mapping of it is zapped at
+        // unbind (`CcmDev::detach`), and the area is write-back like the driver's mapping.
+        unsafe { fault.insert_phys(this.phys + off) }
+    }
 }
 
 /// A configured tenant, owned by its open file.
@@ -1522,14 +1552,16 @@ impl Tenant {
                 .region
                 .map_pages_to_user(vma, (first / PAGE_BYTES) as usize);
         }
-        let hw_guard = self.dev.hw.lock();
-        if hw_guard.is_none() {
-            return Err(ENODEV);
-        }
-        vma.set_flags(vma::flags::DONTEXPAND | vma::flags::DONTDUMP);
-        // SAFETY: the input buffer is device memory reserved for the device's lifetime (the
-        // window is never given to the page allocator), mapped write-back by the driver too.
-        unsafe { vma.remap_phys(self.dev.mem_phys + l.input, CacheMode::Cached) }
+        // Mapped page by page on fault, so that unbind can zap every page and refuse faults.
+        self.dev.add_input_map(vma.file_mapping().ok_or(EINVAL)?)?;
+        let pages = InputPages {
+            dev: self.dev.clone(),
+            phys: self.dev.mem_phys + l.input,
+            len: l.input_bytes,
+        };
+        // Write-back, like the driver's own mapping of device memory.
+        vma.set_cache_mode(CacheMode::Cached);
+        vma.set_fault_handler(Arc::new(pages, GFP_KERNEL)?)
     }
 
     /// Tears the tenant down; see the module documentation.
