@@ -167,17 +167,19 @@ fn read_identity(regs: &MemRemap) -> Result<Identity> {
     Ok(id)
 }
 
-/// Sleeps a jiffy at a time until `done()` holds or `ms` milliseconds have passed; returns
+/// Sleeps up to 1 ms at a time until `done()` holds or `ms` milliseconds have passed; returns
 /// whether `done()` held.
+///
+/// The sleep ignores signals: an interruptible sleep returns at once while a signal is
+/// pending, so the limit would pass in a busy loop and a handshake the device completes in
+/// time would be reported as a timeout. The limit bounds the wait instead.
 pub(crate) fn wait_until(ms: u32, mut done: impl FnMut() -> bool) -> bool {
-    let limit = kernel::time::msecs_to_jiffies(ms);
-    let mut waited = 0;
+    let deadline = pacer_now_ns().saturating_add(u64::from(ms) * 1_000_000);
     while !done() {
-        if waited >= limit {
+        if pacer_now_ns() >= deadline {
             return false;
         }
-        kernel::kthread::schedule_timeout_interruptible(1);
-        waited += 1;
+        kernel::kthread::usleep_range(500, 1000);
     }
     true
 }
@@ -495,6 +497,10 @@ impl CcmFile {
     ) -> Result {
         let cfg = configure(&self.dev, arg)?;
         self.check_unconfigured()?;
+        // Nothing is done yet: a pending signal is served first, and the call restarted.
+        if kernel::current!().signal_pending() {
+            return Err(ERESTARTSYS);
+        }
         if self.dev.hw.lock().is_none() {
             return Err(ENODEV);
         }

@@ -1100,11 +1100,10 @@ impl Tenant {
             if self.tenant_error()?.is_some() {
                 return Err(EIO);
             }
-            if kernel::current!().signal_pending() {
-                // The device still completes the launch; a later sync launch waits for its own
-                // tag, so the stale answer is never taken for it.
-                return Err(ERESTARTSYS);
-            }
+            // No return on a signal: the packet is stored and its tag consumed, so an
+            // interrupted call would lose the results, and a restarted one would launch the
+            // kernel again. Like the CXL.mem store it models, a BS launch is answered at
+            // completion; the 10 s watchdog above bounds the wait.
             kthread::cond_resched();
         };
         // The store's response crosses the link; the core was stalled from the store on.
@@ -1421,9 +1420,14 @@ impl Tenant {
             let seen = core.interrupts.load(Ordering::Relaxed);
             let woken =
                 || core.ready_after(head) >= min || core.interrupts.load(Ordering::Relaxed) != seen;
-            if core.wq.wait_interruptible_timeout(Some(step), woken)? == WaitOutcome::Done
-                && core.ready_after(head) >= min
-            {
+            let outcome = match core.wq.wait_interruptible_timeout(Some(step), woken) {
+                // A restart would start the timeout again: a caller signalled more often than
+                // its timeout would never time out. A finite wait ends with `EINTR` (outputs
+                // written) and the caller waits again for what is left of its own deadline.
+                Err(e) if e == ERESTARTSYS && deadline.is_some() => return Err(EINTR),
+                r => r?,
+            };
+            if outcome == WaitOutcome::Done && core.ready_after(head) >= min {
                 continue;
             }
             // A poller error leaves `broken` set: report it.

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cxl_ccm under signals: an interrupted call has no side effect or restarts
+ * without repeating it. A CONFIGURE that a signal interrupts fails with EINTR
+ * (never ETIMEDOUT) and leaves the file unconfigured and no tenant taken; a
+ * WAIT's timeout is a deadline that signals do not extend; a BS LAUNCH under
+ * SA_RESTART signals launches its kernel exactly once.
+ *
+ * Uses cxl_ccm5; skips if it is missing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/cxl_ccm.h>
+
+#include "kselftest_harness.h"
+
+#define NODE "/dev/cxl_ccm5"
+
+static volatile sig_atomic_t alarms, alarm_limit;
+
+static void on_alarm(int sig)
+{
+	if (++alarms >= alarm_limit) {
+		struct itimerval off = { 0 };
+
+		setitimer(ITIMER_REAL, &off, NULL);
+	}
+}
+
+/* SIGALRM every `us` microseconds, `limit` times, restarting calls or not. */
+static void start_alarms(long us, int limit, int restart)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = { { 0, us }, { 0, us } };
+
+	sa.sa_flags = restart ? SA_RESTART : 0;
+	sigaction(SIGALRM, &sa, NULL);
+	alarms = 0;
+	alarm_limit = limit;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void stop_alarms(void)
+{
+	struct itimerval off = { 0 };
+
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_IGN);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void fill_cfg(struct cxl_ccm_configure *cfg, __u32 mode)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = mode;
+	cfg->slot_size = 32;
+	cfg->streaming_factor = 64;
+	cfg->metadata_slots = 1024;
+	cfg->payload_slots = 4096;
+	cfg->input_size = 64 << 10;
+}
+
+FIXTURE(signals) {
+	int fd;
+	struct cxl_ccm_info info;
+};
+
+FIXTURE_SETUP(signals)
+{
+	self->fd = open(NODE, O_RDWR | O_CLOEXEC);
+	if (self->fd < 0 && errno == ENOENT)
+		SKIP(return, NODE " is missing: load cxl_test, cxl_ccm_dev.ko and cxl_ccm.ko");
+	ASSERT_LE(0, self->fd);
+	memset(&self->info, 0, sizeof(self->info));
+	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_INFO, &self->info));
+}
+
+FIXTURE_TEARDOWN(signals)
+{
+	stop_alarms();
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/*
+ * CONFIGURE on fresh files under a SIGALRM every millisecond, without
+ * SA_RESTART: each succeeds or fails with EINTR, never ETIMEDOUT (the old
+ * code's enable handshake spun through its 1 s limit while a signal was
+ * pending). A file whose CONFIGURE was interrupted is no tenant, and no
+ * tenant number leaks: afterwards every tenant can be configured.
+ */
+TEST_F_TIMEOUT(signals, configure_interrupted, 120)
+{
+	struct cxl_ccm_configure cfg;
+	struct cxl_ccm_launch l;
+	int ok = 0, eintr = 0, i, fds[32];
+
+	ASSERT_GE(32, self->info.max_tenants);
+	start_alarms(1000, 1 << 30, 0);
+	for (i = 0; i < 40; i++) {
+		int fd = open(NODE, O_RDWR | O_CLOEXEC), rc;
+
+		ASSERT_LE(0, fd);
+		fill_cfg(&cfg, CXL_CCM_MODE_AXLE);
+		rc = ioctl(fd, CXL_CCM_IOC_CONFIGURE, &cfg);
+		if (rc == 0) {
+			ok++;
+		} else {
+			EXPECT_EQ(EINTR, errno) TH_LOG("attempt %d: %s", i, strerror(errno));
+			eintr += errno == EINTR;
+			memset(&l, 0, sizeof(l));
+			errno = 0;
+			EXPECT_EQ(-1, ioctl(fd, CXL_CCM_IOC_LAUNCH, &l));
+			EXPECT_EQ(EBADFD, errno) TH_LOG("an interrupted CONFIGURE made a tenant");
+		}
+		close(fd);
+	}
+	stop_alarms();
+	TH_LOG("%d configured, %d interrupted", ok, eintr);
+
+	for (i = 0; i < (int)self->info.max_tenants; i++) {
+		fds[i] = open(NODE, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, fds[i]);
+		fill_cfg(&cfg, CXL_CCM_MODE_AXLE);
+		EXPECT_EQ(0, ioctl(fds[i], CXL_CCM_IOC_CONFIGURE, &cfg))
+			TH_LOG("tenant %d: %s (a tenant number leaked?)", i, strerror(errno));
+	}
+	while (i--)
+		close(fds[i]);
+}
+
+/*
+ * WAIT for a record that never comes, 200 ms, under a SIGALRM every 20 ms
+ * with SA_RESTART for 2 s. The old code restarted the call, and with it the
+ * timeout, at every signal, so it returned only after the signals stopped
+ * (> 2 s). Now one call returns at its deadline or earlier (EINTR), and a
+ * caller that waits again for what is left is done in about 200 ms.
+ */
+TEST_F_TIMEOUT(signals, wait_deadline, 30)
+{
+	struct cxl_ccm_configure cfg;
+	struct cxl_ccm_wait w;
+	uint64_t t0, deadline, elapsed;
+	int rc, calls = 0;
+
+	fill_cfg(&cfg, CXL_CCM_MODE_AXLE);
+	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_CONFIGURE, &cfg));
+	start_alarms(20000, 100, 1);
+
+	t0 = now_ns();
+	memset(&w, 0, sizeof(w));
+	w.min_records = 1;
+	w.metadata_head = cfg.index_base;
+	w.timeout_ns = 200000000;
+	rc = ioctl(self->fd, CXL_CCM_IOC_WAIT, &w);
+	elapsed = now_ns() - t0;
+	EXPECT_EQ(-1, rc);
+	EXPECT_TRUE(errno == EINTR || errno == ETIMEDOUT) TH_LOG("%s", strerror(errno));
+	EXPECT_GT(400000000ull, elapsed) TH_LOG("one WAIT took %llu ms",
+						(unsigned long long)(elapsed / 1000000));
+
+	/* Waiting again for what is left of the deadline. */
+	deadline = t0 + 200000000;
+	do {
+		uint64_t now = now_ns();
+
+		memset(&w, 0, sizeof(w));
+		w.min_records = 1;
+		w.metadata_head = cfg.index_base;
+		w.timeout_ns = now < deadline ? deadline - now : 0;
+		rc = ioctl(self->fd, CXL_CCM_IOC_WAIT, &w);
+		calls++;
+	} while (rc == -1 && errno == EINTR && calls < 1000);
+	elapsed = now_ns() - t0;
+	EXPECT_EQ(-1, rc);
+	EXPECT_TRUE(errno == ETIMEDOUT || errno == EAGAIN) TH_LOG("%s", strerror(errno));
+	EXPECT_LE(200000000ull, elapsed);
+	EXPECT_GT(400000000ull, elapsed) TH_LOG("the deadline took %llu ms",
+						(unsigned long long)(elapsed / 1000000));
+	EXPECT_EQ(0, w.ready);
+	stop_alarms();
+}
+
+/*
+ * BS LAUNCHes under a SIGALRM every millisecond with SA_RESTART: the old code
+ * returned ERESTARTSYS from the wait for the completion, after the packet was
+ * stored, and the restarted call launched the kernel again under a new tag.
+ * Now every launch gets the next tag and the tenant counts each launch once.
+ */
+TEST_F_TIMEOUT(signals, bs_launch_once, 120)
+{
+	struct cxl_ccm_stream_xform_args xa = { .op = CXL_CCM_XFORM_OP_XOR,
+						.operand = 0x5a5a5a5a };
+	struct cxl_ccm_configure cfg;
+	struct cxl_ccm_stats st;
+	struct cxl_ccm_launch l;
+	uint32_t *in;
+	int i;
+
+	if (!(self->info.caps & CXL_CCM_CAP_MODE_BS))
+		SKIP(return, "the device does not offer MODE_BS");
+	fill_cfg(&cfg, CXL_CCM_MODE_BS);
+	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_CONFIGURE, &cfg));
+	in = mmap(NULL, cfg.input_size, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		  CXL_CCM_MMAP_INPUT);
+	ASSERT_NE(MAP_FAILED, in);
+	for (i = 0; i < (int)(cfg.input_size / 4); i++)
+		in[i] = i;
+
+	start_alarms(1000, 1 << 30, 1);
+	for (i = 0; i < 8; i++) {
+		memset(&l, 0, sizeof(l));
+		l.kernel_id = CXL_CCM_KERNEL_STREAM_XFORM;
+		l.input_size = 16 << 10;
+		l.arg_size = sizeof(xa);
+		memcpy(l.args, &xa, sizeof(xa));
+		ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_LAUNCH, &l)) TH_LOG("%s", strerror(errno));
+		EXPECT_EQ(cfg.index_base + i, l.tag) TH_LOG("launch %d took a tag twice", i);
+	}
+	stop_alarms();
+	TH_LOG("%d signals", (int)alarms);
+
+	memset(&st, 0, sizeof(st));
+	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_STATS, &st));
+	EXPECT_EQ(8, st.launched) TH_LOG("a restarted launch ran its kernel again");
+	munmap(in, cfg.input_size);
+}
+
+TEST_HARNESS_MAIN
