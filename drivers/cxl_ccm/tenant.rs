@@ -224,6 +224,17 @@ struct RpLaunch {
     src: u64,
 }
 
+/// Who needs the poller (see [`poller`]).
+struct PollerDemand {
+    /// A `poll()` found nothing, or an RP launch needs driving, since the last wakeup: the
+    /// poller polls. Cleared at a wakeup and when its lease runs out with nobody waiting.
+    armed: AtomicBool,
+    /// When `armed` was last set ([`crate::pacer_now_ns`]).
+    armed_at: AtomicU64,
+    /// `WAIT` calls in progress in a polled mode: the poller polls while there are any.
+    waiters: AtomicU32,
+}
+
 /// What the poller and the file share.
 #[pin_data]
 pub(crate) struct TenantCore {
@@ -249,8 +260,8 @@ pub(crate) struct TenantCore {
     stats_reset: Mutex<()>,
     /// `scanned`, readable without the lock (for wait conditions).
     scanned: AtomicU32,
-    /// Someone waits: the poller polls.
-    armed: AtomicBool,
+    /// Who needs the poller.
+    demand: PollerDemand,
     /// AXLE_IRQ: interrupts handled.
     interrupts: AtomicU64,
     /// Nanoseconds a host core spent stalled on the link for this tenant (every CXL.mem and
@@ -542,7 +553,58 @@ impl TenantCore {
     }
 }
 
-/// The poller thread: polls the metadata tail at the tenant's interval while someone waits.
+/// How long a `poll()` keeps the poller polling without a wakeup. A `poll()` caller that gave
+/// up leaves no trace in the driver, so the lease is what bounds the polling it started: at its
+/// end the poller disarms and wakes the wait queue, and a caller still in `poll()`/`select()`/
+/// `epoll_wait()` polls the file again, which re-arms the poller.
+const POLL_LEASE_NS: u64 = 10_000_000;
+
+impl TenantCore {
+    /// Whether the poller has a reason to poll: a `WAIT` in progress, or an armed lease.
+    fn wanted(&self) -> bool {
+        self.demand.waiters.load(Ordering::Acquire) != 0
+            || self.demand.armed.load(Ordering::Acquire)
+    }
+
+    /// Ends the lease of `arm()` after an empty pass, when nobody needs the poller: no `WAIT`
+    /// in progress, no RP launch to drive, and no `poll()` since the lease began.
+    fn expire_lease(&self) {
+        if self.demand.waiters.load(Ordering::Acquire) != 0
+            || !self.demand.armed.load(Ordering::Acquire)
+        {
+            return;
+        }
+        let since = self.demand.armed_at.load(Ordering::Acquire);
+        if crate::pacer_now_ns().saturating_sub(since) < POLL_LEASE_NS || self.host_work_pending() {
+            return;
+        }
+        self.demand.armed.store(false, Ordering::Release);
+        // A `poll()` still waiting re-polls and re-arms; one racing with the store above
+        // registered on `wq` before arming, so it is woken too.
+        self.wq.wake_all();
+    }
+}
+
+/// A `WAIT` in progress in a polled mode: the poller polls until it is dropped.
+struct Waiting<'a>(&'a TenantCore);
+
+impl<'a> Waiting<'a> {
+    fn new(core: &'a TenantCore) -> Self {
+        core.demand.waiters.fetch_add(1, Ordering::AcqRel);
+        core.arm_wq.wake_all();
+        Waiting(core)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.demand.waiters.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The poller thread: polls the metadata tail at the tenant's interval while someone waits
+/// (a `WAIT` in progress, a `poll()` within its lease, an RP launch outstanding); otherwise it
+/// sleeps, so a `WAIT` that timed out or a `poll()` that gave up costs no CPU.
 fn poller(core: Arc<TenantCore>) -> i32 {
     // RP polls the mailbox at the remote polling interval (the device's model if none given).
     let interval_ns = match (core.cfg.mode, core.cfg.poll_interval_ns) {
@@ -551,20 +613,20 @@ fn poller(core: Arc<TenantCore>) -> i32 {
     };
     let interval_us = interval_ns / 1000;
     while !kthread::should_stop() {
-        if !core.armed.load(Ordering::Acquire) {
-            // Queued before the check, so an `arm()` in between is not lost; `kthread_stop`
-            // wakes the thread too. A kernel thread gets no signals, so this cannot fail.
-            let _ = core.arm_wq.wait_interruptible_timeout(None, || {
-                core.armed.load(Ordering::Acquire) || kthread::should_stop()
-            });
+        if !core.wanted() {
+            // Queued before the check, so an `arm()` or a new `WAIT` in between is not lost;
+            // `kthread_stop` wakes the thread too. A kernel thread gets no signals, so this
+            // cannot fail.
+            let _ = core
+                .arm_wq
+                .wait_interruptible_timeout(None, || core.wanted() || kthread::should_stop());
             continue;
         }
         match core.progress() {
-            Ok(0) if core.host_work_pending() => {}
-            Ok(0) => {}
+            Ok(0) => core.expire_lease(),
             Ok(_) | Err(_) => {
                 if !core.host_work_pending() {
-                    core.armed.store(false, Ordering::Release);
+                    core.demand.armed.store(false, Ordering::Release);
                 }
                 core.wq.wake_all();
             }
@@ -708,7 +770,11 @@ impl Tenant {
                 launch <- new_mutex!(arg.index_base),
                 stats_reset <- new_mutex!(()),
                 scanned: AtomicU32::new(arg.index_base),
-                armed: AtomicBool::new(false),
+                demand: PollerDemand {
+                    armed: AtomicBool::new(false),
+                    armed_at: AtomicU64::new(0),
+                    waiters: AtomicU32::new(0),
+                },
                 interrupts: AtomicU64::new(0),
                 stall_ns: AtomicU64::new(0),
             }),
@@ -1335,9 +1401,13 @@ impl Tenant {
         )
     }
 
-    /// Asks the poller to poll until records arrive.
+    /// Asks the poller to poll until records arrive or the lease ([`POLL_LEASE_NS`]) ends.
     fn arm(&self) {
-        self.core.armed.store(true, Ordering::Release);
+        self.core
+            .demand
+            .armed_at
+            .store(crate::pacer_now_ns(), Ordering::Release);
+        self.core.demand.armed.store(true, Ordering::Release);
         self.core.arm_wq.wake_all();
     }
 
@@ -1374,6 +1444,8 @@ impl Tenant {
             uapi::WAIT_FOREVER => None,
             ns => Some(crate::pacer_now_ns().saturating_add(ns)),
         };
+        // Held while this call waits in a polled mode: the poller polls for it until it returns.
+        let mut waiting = None;
         loop {
             // The outputs are filled in on a timeout too.
             let ready = core.ready_after(head);
@@ -1413,7 +1485,9 @@ impl Tenant {
             let watchdog = if irq {
                 crate::ns_to_jiffies(100_000_000)
             } else {
-                self.arm();
+                if waiting.is_none() {
+                    waiting = Some(Waiting::new(core));
+                }
                 1
             };
             let step = left.map_or(watchdog, |l| l.min(watchdog));
