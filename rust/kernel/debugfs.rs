@@ -30,8 +30,8 @@
 //!     }
 //! }
 //!
-//! kernel::module_owner!(ThisModule);
-//! let mut dir = Dir::<ThisModule>::new(c_str!("rust_debugfs_doctest"));
+//! kernel::module_owner!(Owner);
+//! let mut dir = Dir::<Owner>::new(c_str!("rust_debugfs_doctest"));
 //! dir.show_file(c_str!("answer"), Arc::new(Answer(42), GFP_KERNEL)?)?;
 //! drop(dir);
 //! # Ok::<(), Error>(())

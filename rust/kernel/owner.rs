@@ -29,7 +29,8 @@ pub unsafe trait Owner: 'static {
 /// # Examples
 ///
 /// ```ignore
-/// kernel::module_owner!(pub(crate) ThisModule);
+/// // Not `ThisModule`: the prelude has a type of that name.
+/// kernel::module_owner!(pub(crate) Owner);
 /// ```
 #[macro_export]
 macro_rules! module_owner {
@@ -46,8 +47,8 @@ macro_rules! module_owner {
                     extern "C" {
                         static mut __this_module: $crate::bindings::module;
                     }
-                    // SAFETY: only the address of the module is taken; nothing is read.
                     #[allow(unused_unsafe)]
+                    // SAFETY: only the address of the module is taken; nothing is read.
                     unsafe {
                         &raw mut __this_module
                     }

@@ -81,10 +81,10 @@
 //!
 //! let tagset: Arc<TagSet<MyBlkDevice>> =
 //!     Arc::pin_init(TagSet::new(1, 256, 1), flags::GFP_KERNEL)?;
-//! kernel::module_owner!(ThisModule);
+//! kernel::module_owner!(Owner);
 //! let mut disk = gen_disk::GenDiskBuilder::new()
 //!     .capacity_sectors(4096)
-//!     .build(ThisModule, format_args!("myblk"), tagset, ())?;
+//!     .build(Owner, format_args!("myblk"), tagset, ())?;
 //!
 //! # Ok::<(), kernel::error::Error>(())
 //! ```
