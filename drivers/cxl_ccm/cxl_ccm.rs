@@ -567,10 +567,6 @@ impl MiscDevice for CcmFile {
             uapi::IOC_LAUNCH => {
                 let uarg = IoctlArg::<uapi::Launch>::new(cmd, arg)?;
                 let l = uarg.read()?;
-                if l.tag != 0 {
-                    pr_warn_ratelimited!("LAUNCH: tag is an output and must be 0\n");
-                    return Err(EINVAL);
-                }
                 let input = &l;
                 let publish = |tag| uarg.write(&with_tag(input, tag));
                 let result = file.with_tenant("LAUNCH", |t| t.launch(input, publish));

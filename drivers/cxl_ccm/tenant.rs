@@ -989,6 +989,10 @@ impl Tenant {
 
     /// Checks a launch against the tenant; returns the input size as a `u32`.
     fn check_launch(&self, arg: &uapi::Launch) -> Result<u32> {
+        if arg.tag != 0 {
+            pr_warn_ratelimited!("LAUNCH: tag is an output and must be 0\n");
+            return Err(EINVAL);
+        }
         if arg.flags & !uapi::LAUNCH_SYNC != 0 || arg.reserved != [0; 2] {
             pr_warn_ratelimited!("LAUNCH: unknown flags or nonzero reserved fields\n");
             return Err(EINVAL);
@@ -1166,10 +1170,15 @@ impl Tenant {
             if self.tenant_error()?.is_some() {
                 return Err(EIO);
             }
-            // No return on a signal: the packet is stored and its tag consumed, so an
-            // interrupted call would lose the results, and a restarted one would launch the
+            // No return on an ordinary signal: the packet is stored and its tag consumed, so
+            // an interrupted call would lose the results, and a restarted one would launch the
             // kernel again. Like the CXL.mem store it models, a BS launch is answered at
-            // completion; the 10 s watchdog above bounds the wait.
+            // completion; the 10 s watchdog above bounds the wait. A task being killed never
+            // sees the results, so it need not wait for them (a killable wait): its records
+            // still arrive, and the tenant's teardown at the last close disables the device.
+            if kernel::fatal_signal::pending() {
+                return Err(EINTR);
+            }
             kthread::cond_resched();
         };
         // The store's response crosses the link; the core was stalled from the store on.
