@@ -14,14 +14,23 @@
  * payload ring; backpressure_waits counts launches that waited for a free
  * launch slot, a different ring).
  *
+ * split_mappings: the input buffer and a ring, mapped, touched, split in three
+ * by mprotect() of a middle page and unmapped piece by piece. The old input
+ * mapping (remap_pfn_range, one PAT memtype for the whole area) logged
+ * "x86/PAT: ... freeing invalid memtype" at the munmap of a piece; the kernel
+ * log must show no PAT complaint, and the input written through one piece
+ * reads back through a new mapping.
+ *
  * Uses cxl_ccm5; skips if it is missing.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,6 +164,83 @@ TEST_F_TIMEOUT(resources, payload_full, 30)
 	EXPECT_LT(0U, s.credit_stalls) TH_LOG("a full payload ring showed no back-pressure");
 	TH_LOG("credit_stalls %llu, backpressure_waits %llu (launch ring)",
 	       (unsigned long long)s.credit_stalls, (unsigned long long)s.backpressure_waits);
+}
+
+/* /dev/kmsg positioned at its end: later reads return only new lines. */
+static int kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+/* Kernel log lines since kmsg_open() that mention PAT; each is logged. */
+static int kmsg_pat_lines(struct __test_metadata *_metadata, int fd)
+{
+	char rec[1024];
+	int n = 0;
+	ssize_t r;
+
+	while ((r = read(fd, rec, sizeof(rec) - 1)) > 0 || (r < 0 && errno == EPIPE)) {
+		if (r <= 0)
+			continue;
+		rec[r] = 0;
+		if (strstr(rec, "PAT") || strstr(rec, "memtype")) {
+			TH_LOG("kernel: %s", strchr(rec, ';') ? strchr(rec, ';') + 1 : rec);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Maps @len bytes at @off, touches every page, splits, unmaps piece by piece. */
+static void split_and_unmap(struct __test_metadata *_metadata, int fd, __u64 off, size_t len,
+			    int prot)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	volatile char *p = mmap(NULL, len, prot, MAP_SHARED, fd, off);
+	size_t i;
+
+	ASSERT_NE(MAP_FAILED, (void *)p) TH_LOG("mmap %#llx: %s", (unsigned long long)off,
+						strerror(errno));
+	ASSERT_LE(3 * pg, (long)len);
+	for (i = 0; i < len; i += pg) {
+		if (prot & PROT_WRITE)
+			p[i] = (char)(i / pg);
+		(void)p[i];
+	}
+	ASSERT_EQ(0, mprotect((char *)p + pg, pg, PROT_NONE)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, munmap((char *)p + pg, pg));
+	ASSERT_EQ(0, munmap((char *)p, pg));
+	ASSERT_EQ(0, munmap((char *)p + 2 * pg, len - 2 * pg));
+}
+
+TEST_F_TIMEOUT(resources, split_mappings, 30)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct cxl_ccm_configure cfg;
+	volatile char *in;
+	int kmsg = kmsg_open();
+
+	ASSERT_LE(0, kmsg) TH_LOG("/dev/kmsg: %s", strerror(errno));
+	fill_cfg(&cfg, 4096);
+	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_CONFIGURE, &cfg));
+	split_and_unmap(_metadata, self->fd, CXL_CCM_MMAP_INPUT, cfg.input_size,
+			PROT_READ | PROT_WRITE);
+	split_and_unmap(_metadata, self->fd, CXL_CCM_MMAP_PAYLOAD, cfg.payload_ring_size,
+			PROT_READ);
+	/* What was written through the pieces is in device memory. */
+	in = mmap(NULL, cfg.input_size, PROT_READ, MAP_SHARED, self->fd, CXL_CCM_MMAP_INPUT);
+	ASSERT_NE(MAP_FAILED, (void *)in);
+	EXPECT_EQ(0, in[0]);
+	EXPECT_EQ(1, in[pg]);
+	EXPECT_EQ(2, in[2 * pg]);
+	EXPECT_EQ((char)(cfg.input_size / pg - 1), in[cfg.input_size - pg]);
+	munmap((void *)in, cfg.input_size);
+	EXPECT_EQ(0, kmsg_pat_lines(_metadata, kmsg)) TH_LOG("split mappings upset PAT");
+	close(kmsg);
 }
 
 TEST_HARNESS_MAIN

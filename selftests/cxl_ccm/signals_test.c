@@ -4,7 +4,8 @@
  * without repeating it. A CONFIGURE that a signal interrupts fails with EINTR
  * (never ETIMEDOUT) and leaves the file unconfigured and no tenant taken; a
  * WAIT's timeout is a deadline that signals do not extend; a BS LAUNCH under
- * SA_RESTART signals launches its kernel exactly once.
+ * SA_RESTART signals launches its kernel exactly once, and SIGKILL ends its
+ * wait for the completion at once.
  *
  * Uses cxl_ccm5; skips if it is missing.
  */
@@ -12,10 +13,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -240,6 +243,149 @@ TEST_F_TIMEOUT(signals, bs_launch_once, 120)
 	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_STATS, &st));
 	EXPECT_EQ(8, st.launched) TH_LOG("a restarted launch ran its kernel again");
 	munmap(in, cfg.input_size);
+}
+
+/*
+ * The attention kernel over @tokens tokens of ATT_DIM elements, every token a
+ * query: its work grows as tokens^2, its input and output only linearly, so a
+ * BS launch of it keeps its caller waiting as long as the test needs.
+ */
+#define ATT_DIM 16
+#define ATT_MAX_TOKENS 8192
+#define BS_INPUT (1 << 20)
+
+static int bs_attention_tenant(int fd, __u32 tokens, struct cxl_ccm_launch *l)
+{
+	struct cxl_ccm_attention_args aa = { .tokens = tokens, .q_rows = tokens, .heads = 1,
+					     .head_dim = ATT_DIM, .chunk_rows = 16, .shift = 6 };
+	__u64 bytes = 3ull * tokens * ATT_DIM * 2, i;
+	struct cxl_ccm_configure cfg;
+	uint16_t *in;
+
+	fill_cfg(&cfg, CXL_CCM_MODE_BS);
+	cfg.slot_size = 1024;
+	cfg.streaming_factor = 1024;
+	cfg.payload_slots = 256;
+	cfg.input_size = BS_INPUT;
+	if (ioctl(fd, CXL_CCM_IOC_CONFIGURE, &cfg))
+		return -errno;
+	in = mmap(NULL, cfg.input_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		  CXL_CCM_MMAP_INPUT);
+	if (in == MAP_FAILED)
+		return -errno;
+	for (i = 0; i < bytes / 2; i++)
+		in[i] = (uint16_t)(i * 2654435761u >> 20);
+	memset(l, 0, sizeof(*l));
+	l->kernel_id = CXL_CCM_KERNEL_LLM_ATTENTION;
+	l->input_size = bytes;
+	l->arg_size = sizeof(aa);
+	memcpy(l->args, &aa, sizeof(aa));
+	return 0;
+}
+
+/* The time of one BS attention launch over @tokens tokens on a new tenant. */
+static uint64_t bs_attention_ns(struct __test_metadata *_metadata, __u32 tokens)
+{
+	struct cxl_ccm_launch l;
+	uint64_t t0, ns = 0;
+	int fd = open(NODE, O_RDWR | O_CLOEXEC), rc;
+
+	EXPECT_LE(0, fd);
+	if (fd < 0)
+		return 0;
+	rc = bs_attention_tenant(fd, tokens, &l);
+	EXPECT_EQ(0, rc) TH_LOG("tenant: %s", strerror(-rc));
+	if (!rc) {
+		t0 = now_ns();
+		EXPECT_EQ(0, ioctl(fd, CXL_CCM_IOC_LAUNCH, &l)) TH_LOG("%s", strerror(errno));
+		ns = now_ns() - t0;
+	}
+	close(fd);
+	return ns;
+}
+
+/*
+ * SIGKILL during a BS launch's wait for its completion: the old code waited
+ * for the completion (seconds here) before the task could die. Now the task
+ * dies at once, its tenant is torn down while the device may still compute,
+ * and the device serves the next tenant: the same launch completes there, and
+ * takes much longer than the killed task took to die. The launch is sized
+ * to last at least 1.5 s (the watchdog is 10 s).
+ */
+TEST_F_TIMEOUT(signals, bs_launch_killable, 120)
+{
+	struct cxl_ccm_launch l;
+	uint64_t t0, small, died, full;
+	pid_t dead;
+	int pipefd[2], status, rc;
+	__u32 tokens = 512;
+	char c;
+	pid_t pid;
+
+	if (!(self->info.caps & CXL_CCM_CAP_MODE_BS))
+		SKIP(return, "the device does not offer MODE_BS");
+	/* Twice the tokens, four times the work, until a launch takes 1.5 s. */
+	small = bs_attention_ns(_metadata, tokens);
+	while (small && small < 1500000000ull && tokens < ATT_MAX_TOKENS) {
+		tokens *= 2;
+		small = bs_attention_ns(_metadata, tokens);
+	}
+	ASSERT_LT(0ull, small);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int cfd = open(NODE, O_RDWR | O_CLOEXEC);
+
+		rc = cfd < 0 ? -errno : bs_attention_tenant(cfd, tokens, &l);
+		if (rc) {
+			fprintf(stderr, "child: %s\n", strerror(-rc));
+			_exit(2);
+		}
+		if (write(pipefd[1], "l", 1) != 1)
+			_exit(3);
+		ioctl(cfd, CXL_CCM_IOC_LAUNCH, &l);
+		_exit(4);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(1, read(pipefd[0], &c, 1)) TH_LOG("the child could not set up its tenant");
+	close(pipefd[0]);
+	usleep(200000);
+	t0 = now_ns();
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	do {
+		dead = waitpid(pid, &status, WNOHANG);
+		if (!dead)
+			usleep(1000);
+	} while (!dead && now_ns() - t0 < 300000000ull);
+	died = now_ns() - t0;
+	if (!dead) {
+		/* Still not dead: where it waits says what holds it. */
+		char path[64], buf[2048];
+		ssize_t n;
+		int sfd;
+
+		snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+		sfd = open(path, O_RDONLY);
+		n = sfd < 0 ? -1 : read(sfd, buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = 0;
+		TH_LOG("300 ms after SIGKILL the child still runs in:\n%s", buf);
+		if (sfd >= 0)
+			close(sfd);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		died = now_ns() - t0;
+	} else {
+		ASSERT_EQ(pid, dead);
+	}
+	ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		TH_LOG("the child ended otherwise (status %#x): the launch returned first?", status);
+
+	/* The same launch, not interrupted, on a new tenant. */
+	full = bs_attention_ns(_metadata, tokens);
+	TH_LOG("%u tokens: killed during the launch, dead in %llu ms; the launch takes %llu ms",
+	       tokens, (unsigned long long)(died / 1000000), (unsigned long long)(full / 1000000));
+	EXPECT_LT(1000000000ull, full) TH_LOG("the launch is too short to tell");
+	EXPECT_GT(full / 4, died) TH_LOG("SIGKILL waited for the completion");
 }
 
 TEST_HARNESS_MAIN
