@@ -5,6 +5,7 @@
 # make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg}
 #                     (ONLY=WORKLOAD runs one workload of the matrix, REPEAT=N sets the repetitions)
 # make stress         the reflux stress suite, every pipeline and placement (DURATION=seconds)
+# make check-kasan    make check on the kernel built with LLVM and KASAN (out/kasan)
 # make check-harness  the negative controls: a failing selftest and a WARN must fail a run
 # make kernel         build (once, cached) the patched kernel, its modules and cxl_test
 # make modules        build only our out-of-tree modules
@@ -37,7 +38,9 @@ KERNEL_IMAGE := $(KBUILD_OUTPUT)/arch/x86/boot/bzImage
 INITRAMFS   := $(OUT)/initramfs.cpio.gz
 export KSRC KBUILD_OUTPUT MODROOT OUT KERNEL_IMAGE INITRAMFS
 export PATH := $(HOME)/.cargo/bin:$(PATH)
-export LIBCLANG_PATH ?= /usr/lib/llvm-14/lib
+# The flavor's toolchain (tools/vm/common.sh): kasan builds with LLVM, and our modules with it.
+KBUILD_MAKE_ARGS := $(shell KERNEL_FLAVOR=$(KERNEL_FLAVOR) bash -c '. $(VM)/common.sh && echo $$KBUILD_MAKE_ARGS')
+export LIBCLANG_PATH := $(shell KERNEL_FLAVOR=$(KERNEL_FLAVOR) bash -c '. $(VM)/common.sh && echo $$LIBCLANG_PATH')
 
 SELFTEST_SRCS := $(wildcard selftests/*/*_test.c)
 SELFTESTS     := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(SELFTEST_SRCS))
@@ -48,7 +51,7 @@ SELFTEST_CFLAGS := -static -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-
 RUST_SRCS = $(shell find rust drivers tools/testing -name '*.rs' 2>/dev/null)
 VMLOG := tools/target/release/vmlog
 
-.PHONY: stress bench-reflux all deps kernel modules selftests initramfs run bench check check-harness \
+.PHONY: stress bench-reflux all deps kernel modules selftests initramfs run bench check check-kasan check-harness \
 	rustfmt rustfmtcheck vmlog clean
 
 all: modules
@@ -66,12 +69,13 @@ endif
 # Clippy runs as part of every build of our modules; warnings are errors (see Kbuild).
 # Objects built against another kernel tree are cleaned first: their dependency files name that
 # tree's headers, so kbuild would keep them, and struct layouts differ between flavors.
-MODULES_KERNEL := $(OUT)/modules-kernel
+# The modules are built in the source tree, whatever OUT is: so is the name of their kernel.
+MODULES_KERNEL := $(CURDIR)/.modules-kernel
 modules: kernel
 	@if [ "$$(cat $(MODULES_KERNEL) 2>/dev/null)" != "$(KBUILD_OUTPUT)" ]; then \
-		$(MAKE) -s -C $(KBUILD_OUTPUT) M=$(CURDIR) clean; fi
-	$(MAKE) -C $(KBUILD_OUTPUT) M=$(CURDIR) CLIPPY=1 modules
-	@mkdir -p $(OUT) && echo "$(KBUILD_OUTPUT)" >$(MODULES_KERNEL)
+		$(MAKE) -s -C $(KBUILD_OUTPUT) $(KBUILD_MAKE_ARGS) M=$(CURDIR) clean; fi
+	$(MAKE) -C $(KBUILD_OUTPUT) $(KBUILD_MAKE_ARGS) M=$(CURDIR) CLIPPY=1 modules
+	@echo "$(KBUILD_OUTPUT)" >$(MODULES_KERNEL)
 
 $(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/*.h) | kernel
 	@mkdir -p $(dir $@)
@@ -134,6 +138,12 @@ bench-reflux: initramfs
 check: rustfmtcheck initramfs vmlog
 	LOGDIR=$(OUT)/check $(VM)/check.sh
 
+# make check on the kasan flavor (LLVM, generic KASAN; tools/vm/common.sh), in $(OUT)/kasan.
+# The kernel paths are the flavor's own: none of this make's may leak into the sub-make.
+check-kasan:
+	env -u KBUILD_OUTPUT -u KSRC -u MODROOT -u KERNEL_IMAGE -u INITRAMFS \
+		$(MAKE) KERNEL_FLAVOR=kasan OUT=$(OUT)/kasan check
+
 # The reflux stress suite over every pipeline and placement: make stress [DURATION=seconds, 600].
 stress: initramfs vmlog
 	LOGDIR=$(OUT)/stress DURATION=$(DURATION) $(VM)/stress.sh
@@ -151,5 +161,5 @@ rustfmtcheck:
 	cd tools && cargo fmt --check
 
 clean:
-	-$(MAKE) -C $(KBUILD_OUTPUT) M=$(CURDIR) clean
+	-$(MAKE) -C $(KBUILD_OUTPUT) $(KBUILD_MAKE_ARGS) M=$(CURDIR) clean
 	rm -rf $(OUT) tools/target

@@ -5,15 +5,25 @@
 KERNEL_DEB_VERSION=6.12.117-1~deb12u1
 KERNEL_VERSION=6.12.117
 BINDGEN_VERSION=0.73.2
-# check: every fragment, the debug checks included (make check, make run);
+# check: every fragment but kasan.config, the debug checks included (make check,
+# make run);
 # bench: without debug.config, whose lockdep, kmemleak, debug objects and KFENCE
-# make every lock and allocation several times slower under TCG (make bench*).
+# make every lock and allocation several times slower under TCG (make bench*);
+# kasan: check plus kasan.config, built with LLVM (Debian's clang-19): the kernel
+# instruments Rust for KASAN only when C is built with clang (make check-kasan).
 KERNEL_FLAVOR=${KERNEL_FLAVOR:-check}
 case "$KERNEL_FLAVOR" in
-check | bench) ;;
-*) printf '[cxlstack] error: KERNEL_FLAVOR=%s: expected check or bench\n' "$KERNEL_FLAVOR" >&2; exit 1 ;;
+check | bench)
+	KBUILD_MAKE_ARGS=
+	LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-14/lib}
+	;;
+kasan)
+	KBUILD_MAKE_ARGS=LLVM=-19
+	# bindgen parses the headers with the flags of the compiler that builds C.
+	LIBCLANG_PATH=/usr/lib/llvm-19/lib
+	;;
+*) printf '[cxlstack] error: KERNEL_FLAVOR=%s: expected check, bench or kasan\n' "$KERNEL_FLAVOR" >&2; exit 1 ;;
 esac
-LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-14/lib}
 export LIBCLANG_PATH
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -26,6 +36,7 @@ config_fragments() {
 	local f
 	for f in "$REPO"/tools/vm/config/*.config; do
 		[ "$KERNEL_FLAVOR" = bench ] && [ "$(basename "$f")" = debug.config ] && continue
+		[ "$KERNEL_FLAVOR" != kasan ] && [ "$(basename "$f")" = kasan.config ] && continue
 		printf '%s\n' "$f"
 	done
 }

@@ -6,7 +6,7 @@ set -euo pipefail
 
 PKGS=(build-essential bc bison flex libelf-dev libssl-dev cpio dwarves kmod xz-utils rsync
       clang-14 libclang-14-dev llvm-14 lld-14 qemu-system-x86 busybox-static python3
-      clang-19 llvm-19 zlib1g-dev libzstd-dev fio liburing-dev)
+      clang-19 llvm-19 lld-19 libclang-19-dev zlib1g-dev libzstd-dev fio liburing-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do

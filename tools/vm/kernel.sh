@@ -128,10 +128,10 @@ for f in "$REPO"/rust/bindings/*.h; do
 done
 
 log "configuring (tinyconfig + the $KERNEL_FLAVOR flavor's fragments of tools/vm/config/)"
-make -s -C "$SRC" tinyconfig >/dev/null
+make -s -C "$SRC" $KBUILD_MAKE_ARGS tinyconfig >/dev/null
 mapfile -t frags < <(config_fragments)
 "$SRC/scripts/kconfig/merge_config.sh" -m -O "$SRC" "$SRC/.config" "${frags[@]}" >"$SRC/merge_config.log"
-make -s -C "$SRC" olddefconfig >/dev/null
+make -s -C "$SRC" $KBUILD_MAKE_ARGS olddefconfig >/dev/null
 bad=0
 for frag in "${frags[@]}"; do
 	while IFS= read -r line; do
@@ -143,26 +143,26 @@ for frag in "${frags[@]}"; do
 done
 [ $bad = 0 ] || die "kernel config does not match the fragments (see above)"
 
-if ! make -s -C "$SRC" rustavailable >"$SRC/rustavailable.log" 2>&1; then
+if ! make -s -C "$SRC" $KBUILD_MAKE_ARGS rustavailable >"$SRC/rustavailable.log" 2>&1; then
 	cat "$SRC/rustavailable.log" >&2
 	die "Rust is not available for this kernel (rustc/bindgen/libclang/rust-src)"
 fi
 
 log "building kernel $KERNEL_VERSION ($KERNEL_FLAVOR) in $SRC (log: $SRC/build.log)"
-if ! make -C "$SRC" -j"$(nproc)" bzImage modules >"$SRC/build.log" 2>&1; then
+if ! make -C "$SRC" $KBUILD_MAKE_ARGS -j"$(nproc)" bzImage modules >"$SRC/build.log" 2>&1; then
 	tail -n 40 "$SRC/build.log" >&2
 	die "kernel build failed (full log: $SRC/build.log)"
 fi
 KREL=$(cat "$SRC/include/config/kernel.release")
 rm -rf "$DIR/modroot"
-make -s -C "$SRC" INSTALL_MOD_PATH="$DIR/modroot" modules_install >/dev/null
+make -s -C "$SRC" $KBUILD_MAKE_ARGS INSTALL_MOD_PATH="$DIR/modroot" modules_install >/dev/null
 
 log "building cxl_test"
-if ! make -C "$SRC" M="$SRC/tools/testing/cxl" -j"$(nproc)" modules >"$SRC/cxl_test.log" 2>&1; then
+if ! make -C "$SRC" $KBUILD_MAKE_ARGS M="$SRC/tools/testing/cxl" -j"$(nproc)" modules >"$SRC/cxl_test.log" 2>&1; then
 	tail -n 40 "$SRC/cxl_test.log" >&2
 	die "cxl_test build failed (full log: $SRC/cxl_test.log)"
 fi
-make -s -C "$SRC" M="$SRC/tools/testing/cxl" INSTALL_MOD_PATH="$DIR/modroot" modules_install >/dev/null
+make -s -C "$SRC" $KBUILD_MAKE_ARGS M="$SRC/tools/testing/cxl" INSTALL_MOD_PATH="$DIR/modroot" modules_install >/dev/null
 depmod -b "$DIR/modroot" "$KREL"
 echo "$KERNEL_FLAVOR" >"$DIR/flavor"
 touch "$DIR/.done"
