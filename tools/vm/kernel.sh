@@ -5,7 +5,7 @@
 #   kernel.sh         build it if it is not complete, then print it
 #
 # The directory is named by a hash of everything that shapes the kernel:
-# the source version, the flavor (KERNEL_FLAVOR, common.sh), tools/vm/config/*,
+# the source version, the flavor (KERNEL_FLAVOR, common.sh), its tools/vm/config/ fragments,
 # the rust/ overlay, patches/ and this script. It holds src/ (pristine source + overlay + patches, built in place),
 # modroot/ (modules_install of the kernel and of cxl_test) and .done.
 set -euo pipefail
@@ -16,9 +16,13 @@ inputs_hash() {
 		cd "$REPO"
 		echo "$KERNEL_DEB_VERSION"
 		echo "flavor $KERNEL_FLAVOR"
-		for d in tools/vm/config rust patches tools/vm/kernel.sh tools/vm/common.sh; do
-			[ -e "$d" ] && find "$d" -type f
-		done | LC_ALL=C sort | xargs sha256sum
+		# The flavor's own fragments only: a fragment of another flavor does not shape it.
+		{
+			config_fragments | sed "s|^$REPO/||"
+			for d in rust patches tools/vm/kernel.sh tools/vm/common.sh; do
+				[ -e "$d" ] && find "$d" -type f
+			done
+		} | LC_ALL=C sort | xargs sha256sum
 	) | sha256sum | cut -c1-16
 }
 
