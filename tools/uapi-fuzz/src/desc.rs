@@ -134,7 +134,6 @@ pub const CMD_VARIANTS: &[u64] = &[CMD_EXACT, 1, 2, 3, 4, 5, 6, 7];
 pub const MODES: &[u64] = &[0, 1, 2, 3];
 pub const KERNELS: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 63, 64];
 pub const ORDERS: &[u64] = &[0, 1];
-pub const XFORM_OPS: &[u64] = &[0, 1, 2, 3];
 pub const CONFIGURE_FLAGS: &[u64] = &[1];
 pub const LAUNCH_FLAGS: &[u64] = &[1];
 pub const RELEASE_FLAGS: &[u64] = &[1, 2];

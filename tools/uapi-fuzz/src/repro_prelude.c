@@ -39,7 +39,7 @@ static uint64_t *entries_area;
 static sigjmp_buf fault_jmp;
 static volatile sig_atomic_t in_access;
 
-static void on_fault(int sig)
+static __attribute__((unused)) void on_fault(int sig)
 {
 	if (in_access)
 		siglongjmp(fault_jmp, sig);
@@ -47,7 +47,7 @@ static void on_fault(int sig)
 	raise(sig);
 }
 
-static void *map_anon(size_t len, int prot)
+static __attribute__((unused)) void *map_anon(size_t len, int prot)
 {
 	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -58,7 +58,7 @@ static void *map_anon(size_t len, int prot)
 	return p;
 }
 
-static void setup(void)
+static __attribute__((unused)) void setup(void)
 {
 	struct sigaction sa;
 
@@ -75,7 +75,7 @@ static void setup(void)
 	alarm(120); /* a reproducer never hangs a regression run */
 }
 
-static uint64_t report(int i, const char *name, long ret, int err, uint64_t val)
+static __attribute__((unused)) uint64_t report(int i, const char *name, long ret, int err, uint64_t val)
 {
 	if (!forked)
 		printf("call %d %s = %ld errno %d (%s) value %#llx\n", i, name, ret, err,
@@ -84,26 +84,26 @@ static uint64_t report(int i, const char *name, long ret, int err, uint64_t val)
 	return val;
 }
 
-static uint64_t sysret(int i, const char *name, long ret)
+static __attribute__((unused)) uint64_t sysret(int i, const char *name, long ret)
 {
 	int err = ret < 0 ? errno : 0;
 
 	return report(i, name, ret, err, ret < 0 ? 0 : (uint64_t)ret);
 }
 
-static uint64_t fdret(int i, const char *name, long ret)
+static __attribute__((unused)) uint64_t fdret(int i, const char *name, long ret)
 {
 	int err = ret < 0 ? errno : 0;
 
 	return report(i, name, ret, err, ret < 0 ? UINT64_MAX : (uint64_t)ret);
 }
 
-static void put(unsigned char *s, int off, int w, uint64_t v)
+static __attribute__((unused)) void put(unsigned char *s, int off, int w, uint64_t v)
 {
 	memcpy(s + off, &v, w); /* x86_64: little-endian */
 }
 
-static uint64_t get(const unsigned char *s, int off, int w)
+static __attribute__((unused)) uint64_t get(const unsigned char *s, int off, int w)
 {
 	uint64_t v = 0;
 
@@ -111,7 +111,7 @@ static uint64_t get(const unsigned char *s, int off, int w)
 	return v;
 }
 
-static uint64_t ptr_of(uint64_t kind, uint64_t good)
+static __attribute__((unused)) uint64_t ptr_of(uint64_t kind, uint64_t good)
 {
 	switch (kind) {
 	case 0: return good;
@@ -124,7 +124,7 @@ static uint64_t ptr_of(uint64_t kind, uint64_t good)
 	}
 }
 
-static unsigned long cmd_of(unsigned nr, unsigned size, uint64_t v)
+static __attribute__((unused)) unsigned long cmd_of(unsigned nr, unsigned size, uint64_t v)
 {
 #define ENC(dir, n, sz) ((unsigned long)(dir) << 30 | ((unsigned long)(sz) & 0x3fff) << 16 | 0xcf << 8 | (n))
 	switch (v) {
@@ -139,7 +139,7 @@ static unsigned long cmd_of(unsigned nr, unsigned size, uint64_t v)
 	}
 }
 
-static uint64_t c_ioctl(int i, const char *name, uint64_t fd, unsigned nr, unsigned size,
+static __attribute__((unused)) uint64_t c_ioctl(int i, const char *name, uint64_t fd, unsigned nr, unsigned size,
 			uint64_t cmdv, uint64_t kind, const unsigned char *s, int retoff, int retw)
 {
 	long ret;
@@ -156,7 +156,7 @@ static uint64_t c_ioctl(int i, const char *name, uint64_t fd, unsigned nr, unsig
 }
 
 /* RELEASE's entries: e0..e3 first, the array ending at the area's end. */
-static uint64_t entries_ptr(uint64_t kind, uint64_t count, const uint32_t e[8])
+static __attribute__((unused)) uint64_t entries_ptr(uint64_t kind, uint64_t count, const uint32_t e[8])
 {
 	uint64_t n = count < 4 ? 4 : count > MAX_ENTRIES ? MAX_ENTRIES : count;
 	uint64_t *first = entries_area + (MAX_ENTRIES - n);
@@ -166,7 +166,7 @@ static uint64_t entries_ptr(uint64_t kind, uint64_t count, const uint32_t e[8])
 	return ptr_of(kind, (uintptr_t)first);
 }
 
-static uint64_t c_ccm_open(int i, uint64_t dev, uint64_t flags)
+static __attribute__((unused)) uint64_t c_ccm_open(int i, uint64_t dev, uint64_t flags)
 {
 	char path[64];
 
@@ -177,23 +177,23 @@ static uint64_t c_ccm_open(int i, uint64_t dev, uint64_t flags)
 	return fdret(i, "ccm_open", open(path, (int)flags | O_CLOEXEC));
 }
 
-static uint64_t c_rfx_open(int i, uint64_t flags)
+static __attribute__((unused)) uint64_t c_rfx_open(int i, uint64_t flags)
 {
 	return fdret(i, "rfx_open", open(reflux_dev, (int)flags | O_CLOEXEC));
 }
 
-static uint64_t c_close(int i, uint64_t fd) { return sysret(i, "close", close((int)fd)); }
-static uint64_t c_ccm_dup(int i, uint64_t fd) { return fdret(i, "ccm_dup", dup((int)fd)); }
-static uint64_t c_rfx_fsync(int i, uint64_t fd) { return sysret(i, "rfx_fsync", fsync((int)fd)); }
+static __attribute__((unused)) uint64_t c_close(int i, uint64_t fd) { return sysret(i, "close", close((int)fd)); }
+static __attribute__((unused)) uint64_t c_ccm_dup(int i, uint64_t fd) { return fdret(i, "ccm_dup", dup((int)fd)); }
+static __attribute__((unused)) uint64_t c_rfx_fsync(int i, uint64_t fd) { return sysret(i, "rfx_fsync", fsync((int)fd)); }
 
-static uint64_t c_ccm_ioctl_raw(int i, uint64_t fd, uint64_t cmd, uint64_t kind)
+static __attribute__((unused)) uint64_t c_ccm_ioctl_raw(int i, uint64_t fd, uint64_t cmd, uint64_t kind)
 {
 	cmd = (cmd & ~0xff00ULL) | 0xcf00;
 	return sysret(i, "ccm_ioctl_raw", ioctl((int)fd, (unsigned long)cmd,
 						(void *)(uintptr_t)ptr_of(kind, (uintptr_t)arg_area)));
 }
 
-static uint64_t c_ccm_mmap(int i, uint64_t fd, uint64_t region, uint64_t delta, uint64_t len,
+static __attribute__((unused)) uint64_t c_ccm_mmap(int i, uint64_t fd, uint64_t region, uint64_t delta, uint64_t len,
 			   uint64_t prot, uint64_t flags)
 {
 	void *p = mmap(NULL, len, (int)prot, (int)flags, (int)fd, (off_t)((region << 28) + delta));
@@ -203,17 +203,17 @@ static uint64_t c_ccm_mmap(int i, uint64_t fd, uint64_t region, uint64_t delta, 
 	return report(i, "ccm_mmap", 0, 0, (uintptr_t)p);
 }
 
-static uint64_t c_munmap(int i, uint64_t a, uint64_t len)
+static __attribute__((unused)) uint64_t c_munmap(int i, uint64_t a, uint64_t len)
 {
 	return sysret(i, "munmap", munmap((void *)(uintptr_t)a, len));
 }
 
-static uint64_t c_mprotect(int i, uint64_t a, uint64_t len, uint64_t prot)
+static __attribute__((unused)) uint64_t c_mprotect(int i, uint64_t a, uint64_t len, uint64_t prot)
 {
 	return sysret(i, "mprotect", mprotect((void *)(uintptr_t)a, len, (int)prot));
 }
 
-static uint64_t c_map_read(int i, uint64_t a)
+static __attribute__((unused)) uint64_t c_map_read(int i, uint64_t a)
 {
 	int sig = sigsetjmp(fault_jmp, 1);
 	long v;
@@ -228,7 +228,7 @@ static uint64_t c_map_read(int i, uint64_t a)
 	return report(i, "map_read", v, 0, 0);
 }
 
-static uint64_t c_map_write(int i, uint64_t a, uint64_t len, uint64_t byte)
+static __attribute__((unused)) uint64_t c_map_write(int i, uint64_t a, uint64_t len, uint64_t byte)
 {
 	volatile unsigned char *p = (volatile unsigned char *)(uintptr_t)a;
 	int sig = sigsetjmp(fault_jmp, 1);
@@ -247,7 +247,7 @@ static uint64_t c_map_write(int i, uint64_t a, uint64_t len, uint64_t byte)
 	return report(i, "map_write", (long)len, 0, 0);
 }
 
-static int read_u32(uint64_t a, uint32_t *v)
+static __attribute__((unused)) int read_u32(uint64_t a, uint32_t *v)
 {
 	int sig = sigsetjmp(fault_jmp, 1);
 
@@ -262,7 +262,7 @@ static int read_u32(uint64_t a, uint32_t *v)
 }
 
 /* The consumer loop once: release every record below the metadata tail. */
-static uint64_t c_ccm_drain(int i, uint64_t fd, uint64_t hdr, uint64_t md, uint64_t head64,
+static __attribute__((unused)) uint64_t c_ccm_drain(int i, uint64_t fd, uint64_t hdr, uint64_t md, uint64_t head64,
 			    uint64_t flags)
 {
 	static struct cxl_ccm_release_entry ents[CXL_CCM_RELEASE_MAX];
@@ -298,7 +298,7 @@ static uint64_t c_ccm_drain(int i, uint64_t fd, uint64_t hdr, uint64_t md, uint6
 	}
 }
 
-static uint64_t c_poll(int i, uint64_t fd, uint64_t events, uint64_t timeout)
+static __attribute__((unused)) uint64_t c_poll(int i, uint64_t fd, uint64_t events, uint64_t timeout)
 {
 	struct pollfd p = { .fd = (int)fd, .events = (short)events };
 	long ret = poll(&p, 1, timeout > 1000 ? 1000 : (int)timeout);
@@ -306,7 +306,7 @@ static uint64_t c_poll(int i, uint64_t fd, uint64_t events, uint64_t timeout)
 	return report(i, "poll", ret, ret < 0 ? errno : 0, (uint16_t)p.revents);
 }
 
-static uint64_t c_fork(int i, uint64_t wait)
+static __attribute__((unused)) uint64_t c_fork(int i, uint64_t wait)
 {
 	pid_t pid = fork();
 
@@ -322,7 +322,7 @@ static uint64_t c_fork(int i, uint64_t wait)
 	return sysret(i, "fork", pid);
 }
 
-static uint64_t c_rfx_rw(int i, const char *name, uint64_t fd, uint64_t off, uint64_t len,
+static __attribute__((unused)) uint64_t c_rfx_rw(int i, const char *name, uint64_t fd, uint64_t off, uint64_t len,
 			 uint64_t mis, int byte)
 {
 	unsigned char *b;
@@ -340,18 +340,18 @@ static uint64_t c_rfx_rw(int i, const char *name, uint64_t fd, uint64_t off, uin
 	return sysret(i, name, ret);
 }
 
-static uint64_t c_rfx_pread(int i, uint64_t fd, uint64_t off, uint64_t len, uint64_t mis)
+static __attribute__((unused)) uint64_t c_rfx_pread(int i, uint64_t fd, uint64_t off, uint64_t len, uint64_t mis)
 {
 	return c_rfx_rw(i, "rfx_pread", fd, off, len, mis, -1);
 }
 
-static uint64_t c_rfx_pwrite(int i, uint64_t fd, uint64_t off, uint64_t len, uint64_t mis,
+static __attribute__((unused)) uint64_t c_rfx_pwrite(int i, uint64_t fd, uint64_t off, uint64_t len, uint64_t mis,
 			     uint64_t byte)
 {
 	return c_rfx_rw(i, "rfx_pwrite", fd, off, len, mis, (unsigned char)byte);
 }
 
-static uint64_t c_rfx_blkioctl(int i, uint64_t fd, uint64_t op, uint64_t start, uint64_t len)
+static __attribute__((unused)) uint64_t c_rfx_blkioctl(int i, uint64_t fd, uint64_t op, uint64_t start, uint64_t len)
 {
 	static const unsigned long cmds[] = { BLKGETSIZE64, BLKSSZGET, BLKFLSBUF, BLKDISCARD,
 					      BLKZEROOUT, BLKPBSZGET, BLKSECDISCARD, 0x12ff };
@@ -362,13 +362,13 @@ static uint64_t c_rfx_blkioctl(int i, uint64_t fd, uint64_t op, uint64_t start, 
 	return report(i, "rfx_blkioctl", ret, ret < 0 ? errno : 0, range[0]);
 }
 
-static void cfs_path(char *p, size_t n, uint64_t dir, const char *attr)
+static __attribute__((unused)) void cfs_path(char *p, size_t n, uint64_t dir, const char *attr)
 {
 	snprintf(p, n, "%s/fz%llu%s%s", cfs_root, (unsigned long long)(dir % 8), attr ? "/" : "",
 		 attr ? attr : "");
 }
 
-static uint64_t c_cfs_mkdir(int i, uint64_t dir)
+static __attribute__((unused)) uint64_t c_cfs_mkdir(int i, uint64_t dir)
 {
 	char p[256];
 
@@ -376,7 +376,7 @@ static uint64_t c_cfs_mkdir(int i, uint64_t dir)
 	return sysret(i, "cfs_mkdir", mkdir(p, 0755));
 }
 
-static uint64_t c_cfs_rmdir(int i, uint64_t dir)
+static __attribute__((unused)) uint64_t c_cfs_rmdir(int i, uint64_t dir)
 {
 	char p[256];
 
@@ -384,7 +384,7 @@ static uint64_t c_cfs_rmdir(int i, uint64_t dir)
 	return sysret(i, "cfs_rmdir", rmdir(p));
 }
 
-static uint64_t file_op(int i, const char *name, const char *path, const char *value)
+static __attribute__((unused)) uint64_t file_op(int i, const char *name, const char *path, const char *value)
 {
 	char buf[4096];
 	int fd = open(path, (value ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
@@ -398,7 +398,7 @@ static uint64_t file_op(int i, const char *name, const char *path, const char *v
 	return 0;
 }
 
-static uint64_t c_cfs_write(int i, uint64_t dir, uint64_t attr, const char *value)
+static __attribute__((unused)) uint64_t c_cfs_write(int i, uint64_t dir, uint64_t attr, const char *value)
 {
 	char p[256];
 
@@ -406,7 +406,7 @@ static uint64_t c_cfs_write(int i, uint64_t dir, uint64_t attr, const char *valu
 	return file_op(i, "cfs_write", p, value);
 }
 
-static uint64_t c_cfs_read(int i, uint64_t dir, uint64_t attr)
+static __attribute__((unused)) uint64_t c_cfs_read(int i, uint64_t dir, uint64_t attr)
 {
 	char p[256];
 
@@ -414,7 +414,7 @@ static uint64_t c_cfs_read(int i, uint64_t dir, uint64_t attr)
 	return file_op(i, "cfs_read", p, NULL);
 }
 
-static uint64_t c_dbg_write(int i, uint64_t file, const char *value)
+static __attribute__((unused)) uint64_t c_dbg_write(int i, uint64_t file, const char *value)
 {
 	char p[256];
 
@@ -422,7 +422,7 @@ static uint64_t c_dbg_write(int i, uint64_t file, const char *value)
 	return file_op(i, "dbg_write", p, value);
 }
 
-static uint64_t c_dbg_read(int i, uint64_t file)
+static __attribute__((unused)) uint64_t c_dbg_read(int i, uint64_t file)
 {
 	char p[256];
 
