@@ -164,7 +164,10 @@ impl<'a> Interp<'a> {
         // SAFETY (for this and every raw call in this file): system calls
         // take integers and pointers into our own buffers; the kernel
         // validates everything else, which is what is being tested.
-        fdret(unsafe { libc::open(p.as_ptr(), flags as i32 | libc::O_CLOEXEC) } as i64)
+        // Never create or truncate: a device node that is missing (unbound) must not come
+        // back as a regular file that later programs and tests would open instead.
+        let flags = flags as i32 & !(libc::O_CREAT | libc::O_TMPFILE | libc::O_TRUNC);
+        fdret(unsafe { libc::open(p.as_ptr(), flags | libc::O_CLOEXEC) } as i64)
     }
 
     /// The pointer of kind `kind` (desc::PTR_KINDS) to the buffer at `good`.
