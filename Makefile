@@ -5,7 +5,9 @@
 # make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg}
 #                     (ONLY=WORKLOAD runs one workload of the matrix, REPEAT=N sets the repetitions)
 # make stress         the reflux stress suite, every pipeline and placement (DURATION=seconds)
-# make check-kasan    make check on the kernel built with LLVM and KASAN (out/kasan)
+# make check-kasan    make check on the kernel built with LLVM and KASAN (out/kasan), then fuzz 60 s
+# make fuzz           the cxl_ccm/reflux UAPI fuzzer in the VM on the kasan kernel (SECONDS=N,
+#                     corpus in out/kasan/fuzz)
 # make check-harness  the negative controls: a failing selftest and a WARN must fail a run
 # make kernel         build (once, cached) the patched kernel, its modules and cxl_test
 # make modules        build only our out-of-tree modules
@@ -45,13 +47,15 @@ export LIBCLANG_PATH := $(shell KERNEL_FLAVOR=$(KERNEL_FLAVOR) bash -c '. $(VM)/
 SELFTEST_SRCS := $(wildcard selftests/*/*_test.c)
 SELFTESTS     := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(SELFTEST_SRCS))
 HARNESS_TESTS := $(OUT)/harness/harness_fail_test
-BENCHES       := $(OUT)/benchbin/ccm_bench $(OUT)/benchbin/reflux_sampler $(OUT)/benchbin/cxl-duplex $(OUT)/benchbin/scx_duplex
+BENCHES       := $(OUT)/benchbin/ccm_bench $(OUT)/benchbin/reflux_sampler $(OUT)/benchbin/cxl-duplex $(OUT)/benchbin/scx_duplex \
+		 $(OUT)/benchbin/uapi-fuzz
 SELFTEST_CFLAGS := -static -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -D_GNU_SOURCE \
 	-I$(CURDIR)/include/uapi -I$(KSRC)/tools/testing/selftests
 RUST_SRCS = $(shell find rust drivers tools/testing -name '*.rs' 2>/dev/null)
 VMLOG := tools/target/release/vmlog
 
-.PHONY: stress bench-reflux all deps kernel modules selftests initramfs run bench check check-kasan check-harness \
+.PHONY: fuzz fuzz-run stress bench-reflux all deps kernel modules selftests initramfs run bench check check-kasan \
+	check-harness \
 	rustfmt rustfmtcheck vmlog clean
 
 all: modules
@@ -100,6 +104,12 @@ $(OUT)/benchbin/cxl-duplex: $(wildcard tools/cxl-duplex/src/*.rs) tools/cxl-dupl
 		-p cxl-duplex --target x86_64-unknown-linux-gnu
 	install -D tools/target/x86_64-unknown-linux-gnu/release/cxl-duplex $@
 
+# The UAPI fuzzer runs in the VM too: statically linked like cxl-duplex.
+$(OUT)/benchbin/uapi-fuzz: $(wildcard tools/uapi-fuzz/src/*) tools/uapi-fuzz/Cargo.toml
+	cd tools && RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --quiet \
+		-p uapi-fuzz --target x86_64-unknown-linux-gnu
+	install -D tools/target/x86_64-unknown-linux-gnu/release/uapi-fuzz $@
+
 $(OUT)/benchbin/%: bench/%.c include/uapi/linux/*.h $(wildcard bench/*.h) | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
@@ -140,13 +150,25 @@ check: rustfmtcheck initramfs vmlog
 
 # make check on the kasan flavor (LLVM, generic KASAN; tools/vm/common.sh), in $(OUT)/kasan.
 # The kernel paths are the flavor's own: none of this make's may leak into the sub-make.
+# Then 60 s of the UAPI fuzzer on that kernel.
+KASAN_MAKE := env -u KBUILD_OUTPUT -u KSRC -u MODROOT -u KERNEL_IMAGE -u INITRAMFS \
+	$(MAKE) KERNEL_FLAVOR=kasan OUT=$(OUT)/kasan
 check-kasan:
-	env -u KBUILD_OUTPUT -u KSRC -u MODROOT -u KERNEL_IMAGE -u INITRAMFS \
-		$(MAKE) KERNEL_FLAVOR=kasan OUT=$(OUT)/kasan check
+	$(KASAN_MAKE) check
+	$(KASAN_MAKE) fuzz-run SECONDS=60
 
 # The reflux stress suite over every pipeline and placement: make stress [DURATION=seconds, 600].
 stress: initramfs vmlog
 	LOGDIR=$(OUT)/stress DURATION=$(DURATION) $(VM)/stress.sh
+
+# The UAPI fuzzer (tools/vm/fuzz.sh) on the kasan kernel, whose KCOV it steers by:
+# make fuzz [SECONDS=N, 600]. fuzz-run runs it on the flavor at hand.
+fuzz:
+	$(KASAN_MAKE) fuzz-run SECONDS=$(or $(SECONDS),600)
+
+fuzz-run: initramfs vmlog
+	LOGDIR=$(OUT)/fuzz/run CORPUS=$(OUT)/fuzz/corpus CRASHES=$(OUT)/fuzz/crashes \
+		FUZZ_SECONDS=$(or $(SECONDS),600) $(VM)/fuzz.sh
 
 check-harness: initramfs vmlog
 	LOGDIR=$(OUT)/check-harness $(VM)/check-harness.sh

@@ -33,6 +33,11 @@ depmod -b "$stage" "$KREL"
 [ -d "$OUT/selftests" ] && cp -a "$OUT/selftests/." "$stage/selftests/"
 [ -d "$OUT/harness" ] && cp -a "$OUT/harness/." "$stage/harness/"
 [ -d "$OUT/benchbin" ] && cp -a "$OUT/benchbin/." "$stage/bench/"
+# make fuzz (tools/vm/fuzz.sh): the fuzzer's corpus, for init's fuzz mode.
+if [ -n "${FUZZ_CORPUS:-}" ]; then
+	mkdir -p "$stage/fuzz/corpus"
+	cp "$FUZZ_CORPUS"/*.prog "$stage/fuzz/corpus/" 2>/dev/null || true
+fi
 # fio, for the block-device checks of reflux (io_uring, polled I/O, verify):
 # Debian's is dynamically linked, so it comes with its loader and libraries.
 FIO=$(command -v fio || true)

@@ -21,7 +21,7 @@ mode=$1
 logdir=$2
 : "${KERNEL_IMAGE:?}" "${INITRAMFS:?}"
 mkdir -p "$logdir"
-rm -f "$logdir/console.log" "$logdir/tests.log"
+rm -f "$logdir/console.log" "$logdir/tests.log" "$logdir/fuzz.log"
 
 accel=tcg
 cpu=max
@@ -73,6 +73,8 @@ fi
 [ -n "${BENCH_YIELD:-}" ] && append+=" cxlstack.bench_yield=1"
 # make stress DURATION=N (tools/vm/stress.sh): seconds of each stress phase.
 [ -n "${STRESS_SECONDS:-}" ] && append+=" cxlstack.stress_seconds=$STRESS_SECONDS"
+# make fuzz SECONDS=N (tools/vm/fuzz.sh): how long the fuzzer runs.
+[ -n "${FUZZ_SECONDS:-}" ] && append+=" cxlstack.fuzz_seconds=$FUZZ_SECONDS"
 # make bench-reflux REFLUX_SECONDS=N: seconds of each paradigm's run.
 [ -n "${BENCH_SECONDS:-}" ] && append+=" cxlstack.bench_seconds=$BENCH_SECONDS"
 # make bench-reflux REFLUX_SPEED=P: the device engine's speed in permille of the host's.
@@ -100,6 +102,8 @@ if [ "$mode" = run ]; then
 else
 	args+=(-serial "file:$logdir/console.log" -serial "file:$logdir/tests.log")
 fi
+# The fuzzer's log (ttyS2): the programs it runs, its corpus and findings.
+[ "$mode" = fuzz ] && args+=(-serial "file:$logdir/fuzz.log")
 
 rc=0
 timeout -k 10 "${VM_TIMEOUT:-900}" qemu-system-x86_64 "${args[@]}" </dev/null || rc=$?

@@ -1,0 +1,101 @@
+#!/bin/bash
+# `make fuzz SECONDS=N`: tools/uapi-fuzz in one boot of the check kernel (init
+# mode fuzz), on /dev/cxl_ccm7 and /dev/reflux0, seeded with the corpus.
+#
+# The corpus (CORPUS, default out/fuzz/corpus) starts from the committed seeds
+# (tools/uapi-fuzz/seeds) and keeps every program that found new coverage:
+# the fuzzer writes them as CORPUS lines to the third serial port
+# (LOGDIR/fuzz.log), which this script turns into CORPUS/<hash>.prog. If the
+# run ends with a kernel report (vmlog) or the fuzzer never said FUZZ-DONE,
+# the last programs it announced (PROG lines) and its FINDING lines are the
+# crash candidates, saved with their C reproducers in CRASHES.
+#
+# Environment: KERNEL_IMAGE, KBUILD_OUTPUT, MODROOT, OUT (for initramfs.sh),
+# LOGDIR, FUZZ_SECONDS (default 600), CORPUS, CRASHES.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+: "${LOGDIR:?}" "${OUT:?}"
+seconds=${FUZZ_SECONDS:-600}
+corpus=${CORPUS:-$OUT/fuzz/corpus}
+crashes=${CRASHES:-$OUT/fuzz/crashes}
+fuzzer=$REPO/tools/target/release/uapi-fuzz
+mkdir -p "$LOGDIR" "$corpus" "$crashes"
+for seed in "$REPO"/tools/uapi-fuzz/seeds/*.prog; do
+	[ -e "$corpus/$(basename "$seed")" ] || cp "$seed" "$corpus/"
+done
+(cd "$REPO/tools" && cargo build --release --quiet -p uapi-fuzz)
+
+# The check initramfs plus the corpus in /fuzz/corpus.
+FUZZ_CORPUS=$corpus "$REPO/tools/vm/initramfs.sh" "$LOGDIR/initramfs.cpio.gz"
+log "fuzz: $seconds s, corpus $corpus ($(ls "$corpus" | wc -l) programs); logs in $LOGDIR"
+vm_rc=0
+INITRAMFS=$LOGDIR/initramfs.cpio.gz FUZZ_SECONDS=$seconds VM_TIMEOUT=$((seconds + 900)) \
+	"$REPO/tools/vm/qemu.sh" fuzz "$LOGDIR" || vm_rc=$?
+flog=$LOGDIR/fuzz.log
+touch "$flog"
+tr -d '\r' <"$flog" >"$flog.clean"
+
+# CORPUS <program, calls separated by " ; ">: one file per program.
+new=0
+while IFS= read -r line; do
+	text=$(printf '%s\n' "${line#CORPUS }" | sed 's/ ; /\n/g')
+	name=$(printf '%s\n' "$text" | sha1sum | cut -c1-16).prog
+	if [ ! -e "$corpus/$name" ]; then
+		printf '%s\n' "$text" >"$corpus/$name"
+		new=$((new + 1))
+	fi
+done < <(grep '^CORPUS ' "$flog.clean" || true)
+log "fuzz: $new new corpus programs"
+
+# Saves a one-line program as NAME.prog and its reproducer NAME.c.
+save_candidate() {
+	local name=$1 line=$2
+	printf '%s\n' "$line" | sed 's/ ; /\n/g' >"$crashes/$name.prog"
+	"$fuzzer" repro "$crashes/$name.prog" >"$crashes/$name.c" ||
+		log "fuzz: no reproducer for $crashes/$name.prog"
+}
+
+# TODO: minimise fatal crashes across VM reboots: boot once per candidate
+# with cxlstack.mode=fuzz-run running `uapi-fuzz run` on it (a panic ends the
+# boot; vmlog tells), then bisect the program with the minimize module's
+# strategy, one boot per step. Non-fatal findings need none of this:
+# `uapi-fuzz minimize FILE.prog` in the guest re-runs them in place.
+minimize_fatal() {
+	log "fuzz: minimising fatal crashes across reboots is not implemented: $*"
+}
+
+done_line=$(grep '^FUZZ-DONE' "$flog.clean" | tail -n 1 || true)
+grep '^fuzz: t=' "$LOGDIR/tests.log" | tail -n 1 || true
+rc=0
+"$REPO/tools/target/release/vmlog" summarize \
+	--tests "$LOGDIR/tests.log" --console "$LOGDIR/console.log" --vm-rc "$vm_rc" || rc=$?
+stamp=$(date +%Y%m%d-%H%M%S)
+n=0
+while IFS= read -r line; do
+	rest=${line#FINDING }
+	save_candidate "$stamp-finding$n" "${rest#* }"
+	n=$((n + 1))
+done < <(grep '^FINDING ' "$flog.clean" || true)
+if [ $rc != 0 ] || [ -z "$done_line" ]; then
+	# The kernel died or reported while one of the last programs ran.
+	k=0
+	while IFS= read -r line; do
+		rest=${line#PROG }
+		save_candidate "$stamp-last$k" "${rest#* }"
+		k=$((k + 1))
+	done < <(grep '^PROG ' "$flog.clean" | tail -n 5 | tac)
+	[ $k = 0 ] || minimize_fatal "$crashes/$stamp-last"*.prog
+	log "fuzz: crash candidates in $crashes ($stamp-*)"
+	[ $rc != 0 ] || rc=1
+fi
+if [ -z "$done_line" ]; then
+	log "fuzz: the fuzzer did not finish (no FUZZ-DONE in $flog)"
+	exit 1
+fi
+log "fuzz: $done_line"
+edges=$(printf '%s\n' "$done_line" | sed -n 's/.*edges=\([0-9]*\).*/\1/p')
+if [ "${edges:-0}" = 0 ]; then
+	log "fuzz: no coverage (edges=0): is CONFIG_KCOV on and the modules instrumented?"
+	exit 1
+fi
+exit $rc
