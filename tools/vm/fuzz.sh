@@ -1,5 +1,5 @@
 #!/bin/bash
-# `make fuzz SECONDS=N`: tools/uapi-fuzz in one boot of the check kernel (init
+# `make fuzz SECONDS=N`: tools/uapi-fuzz in one boot of the kasan kernel (init
 # mode fuzz), on /dev/cxl_ccm7 and /dev/reflux0, seeded with the corpus.
 #
 # The corpus (CORPUS, default out/fuzz/corpus) starts from the committed seeds
