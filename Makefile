@@ -5,7 +5,7 @@
 # make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg}
 #                     (ONLY=WORKLOAD runs one workload of the matrix, REPEAT=N sets the repetitions)
 # make stress         the reflux stress suite, every pipeline and placement (DURATION=seconds)
-# make check-kasan    make check on the kernel built with LLVM and KASAN (out/kasan), then fuzz 60 s
+# make check-kasan    make check on the kernel built with clang and KASAN (out/kasan), then fuzz 60 s
 # make fuzz           the cxl_ccm/reflux UAPI fuzzer in the VM on the kasan kernel (SECONDS=N,
 #                     corpus in out/kasan/fuzz)
 # make check-harness  the negative controls: a failing selftest and a WARN must fail a run
@@ -40,7 +40,7 @@ KERNEL_IMAGE := $(KBUILD_OUTPUT)/arch/x86/boot/bzImage
 INITRAMFS   := $(OUT)/initramfs.cpio.gz
 export KSRC KBUILD_OUTPUT MODROOT OUT KERNEL_IMAGE INITRAMFS
 export PATH := $(HOME)/.cargo/bin:$(PATH)
-# The flavor's toolchain (tools/vm/common.sh): kasan builds with LLVM, and our modules with it.
+# The flavor's toolchain (tools/vm/common.sh): kasan builds C with clang, and our modules too.
 KBUILD_MAKE_ARGS := $(shell KERNEL_FLAVOR=$(KERNEL_FLAVOR) bash -c '. $(VM)/common.sh && echo $$KBUILD_MAKE_ARGS')
 export LIBCLANG_PATH := $(shell KERNEL_FLAVOR=$(KERNEL_FLAVOR) bash -c '. $(VM)/common.sh && echo $$LIBCLANG_PATH')
 
@@ -88,7 +88,7 @@ $(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/
 # The stress test and the documentation's test drive io_uring (polled and not) through
 # liburing, linked statically.
 $(OUT)/selftests/reflux/stress_test $(OUT)/selftests/reflux/doc_test: SELFTEST_LDLIBS := -luring -lpthread
-$(OUT)/selftests/cxl_ccm/race_test: SELFTEST_LDLIBS := -lpthread
+$(OUT)/selftests/cxl_ccm/race_test $(OUT)/selftests/reflux/knobs_doc_test: SELFTEST_LDLIBS := -lpthread
 
 $(OUT)/harness/%: tools/testing/harness/%.c | kernel
 	@mkdir -p $(dir $@)
@@ -148,7 +148,7 @@ bench-reflux: initramfs
 check: rustfmtcheck initramfs vmlog
 	LOGDIR=$(OUT)/check $(VM)/check.sh
 
-# make check on the kasan flavor (LLVM, generic KASAN; tools/vm/common.sh), in $(OUT)/kasan.
+# make check on the kasan flavor (clang, generic KASAN, KCOV; tools/vm/common.sh), in $(OUT)/kasan.
 # The kernel paths are the flavor's own: none of this make's may leak into the sub-make.
 # Then 60 s of the UAPI fuzzer on that kernel.
 KASAN_MAKE := env -u KBUILD_OUTPUT -u KSRC -u MODROOT -u KERNEL_IMAGE -u INITRAMFS \

@@ -9,8 +9,12 @@ BINDGEN_VERSION=0.73.2
 # make run);
 # bench: without debug.config, whose lockdep, kmemleak, debug objects and KFENCE
 # make every lock and allocation several times slower under TCG (make bench*);
-# kasan: check plus kasan.config, built with LLVM (Debian's clang-19): the kernel
+# kasan: check plus kasan.config, C built with Debian's clang-19: the kernel
 # instruments Rust for KASAN only when C is built with clang (make check-kasan).
+# GNU ld, not ld.lld, links it: cxl_test mocks functions with --wrap, and lld
+# also wraps the mocked module's own EXPORT_SYMBOL references, which modpost
+# then refuses ("references '__wrap_...', but it does not seem to be an export
+# symbol").
 KERNEL_FLAVOR=${KERNEL_FLAVOR:-check}
 case "$KERNEL_FLAVOR" in
 check | bench)
@@ -18,7 +22,7 @@ check | bench)
 	LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-14/lib}
 	;;
 kasan)
-	KBUILD_MAKE_ARGS=LLVM=-19
+	KBUILD_MAKE_ARGS=CC=clang-19
 	# bindgen parses the headers with the flags of the compiler that builds C.
 	LIBCLANG_PATH=/usr/lib/llvm-19/lib
 	;;

@@ -3,6 +3,9 @@
 
 use crate::desc::DBG_FILES;
 
+/// Attachment directories the programs may create: fz0 to fz7.
+const CFS_DIR_SLOTS: u64 = 8;
+
 #[derive(Clone, Debug)]
 pub struct Target {
     /// The cxl_ccm device of `ccm_open dev=0`.
@@ -70,7 +73,7 @@ impl Target {
             .configfs
             .as_deref()
             .unwrap_or("/sys/kernel/config/reflux");
-        format!("{root}/fz{}", dir % 8)
+        format!("{root}/fz{}", dir % CFS_DIR_SLOTS)
     }
 
     pub fn dbg_path(&self, file: u64) -> String {
@@ -82,7 +85,9 @@ impl Target {
     /// configfs attachments and a paused migration (fault injection).
     pub fn cleanup(&self) {
         if let Some(root) = &self.configfs {
-            for d in 0..3 {
+            // Every name cfs_dir() can make: a mutated index reaches past the generated ones,
+            // and an attachment left behind pins the module (rmmod reflux: EAGAIN).
+            for d in 0..CFS_DIR_SLOTS {
                 let dir = format!("{root}/fz{d}");
                 if exists(&dir) {
                     crate::sys::write_file(&format!("{dir}/enable"), b"0");
