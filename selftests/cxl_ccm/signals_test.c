@@ -351,7 +351,7 @@ TEST_F_TIMEOUT(signals, bs_launch_killable, 120)
 {
 	struct cxl_ccm_launch l;
 	uint64_t t0, small, died, full;
-	int in_launch = 0;
+	int in_launch = 0, retried = 0;
 	pid_t dead;
 	int pipefd[2], status, rc;
 	__u32 tokens = 512;
@@ -367,6 +367,8 @@ TEST_F_TIMEOUT(signals, bs_launch_killable, 120)
 		small = bs_attention_ns(_metadata, tokens);
 	}
 	ASSERT_LT(0ull, small);
+	TH_LOG("%u tokens: one launch takes %llu ms", tokens, (unsigned long long)(small / 1000000));
+again:
 	ASSERT_EQ(0, pipe(pipefd));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -380,7 +382,11 @@ TEST_F_TIMEOUT(signals, bs_launch_killable, 120)
 		}
 		if (write(pipefd[1], "l", 1) != 1)
 			_exit(3);
-		ioctl(cfd, CXL_CCM_IOC_LAUNCH, &l);
+		t0 = now_ns();
+		rc = ioctl(cfd, CXL_CCM_IOC_LAUNCH, &l);
+		fprintf(stderr, "# child: LAUNCH returned %d (%s) after %llu ms, before the kill\n",
+			rc, rc ? strerror(errno) : "ok",
+			(unsigned long long)((now_ns() - t0) / 1000000));
 		_exit(4);
 	}
 	close(pipefd[1]);
@@ -414,6 +420,16 @@ TEST_F_TIMEOUT(signals, bs_launch_killable, 120)
 		died = now_ns() - t0;
 	} else {
 		ASSERT_EQ(pid, dead);
+	}
+	/*
+	 * Once, under KASAN, the child's launch ended before the signal (exit
+	 * 4; its message above says how). Then nothing was tested: try again
+	 * once rather than judge a kill that never landed in the wait.
+	 */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 4 && !retried) {
+		TH_LOG("the launch ended before the kill: once more");
+		retried = 1;
+		goto again;
 	}
 	ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
 		TH_LOG("the child ended otherwise (status %#x): the launch returned first?", status);
