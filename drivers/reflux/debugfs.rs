@@ -213,8 +213,8 @@ const fn kind_name(kind: u32) -> &'static str {
 }
 
 /// `actors` (read): one line per registered actor — where it runs, its epoch, its control
-/// state's generation and run count (where the owner holds it; the device's from its last
-/// checkpoint) and the shared state's invocation count. `migrate` (write): `<actor> host|device`
+/// state's generation and run count (the host's live state; the device's as it rebuilt it from
+/// the last checkpoint) and the shared state's invocation count. `migrate` (write): `<actor> host|device`
 /// migrates an actor now; the write returns when the migration is done.
 pub(crate) struct Migration {
     pub(crate) dev: Arc<RefluxDev>,
@@ -231,14 +231,18 @@ impl Show for Migration {
             let Some(a) = self.dev.routing.lock().actor(id).copied() else {
                 continue;
             };
-            // The host's live state, or the last checkpoint (the device's live state is on the
-            // device; it publishes it at each checkpoint).
-            let ctl = self
-                .dev
-                .controls
-                .lock()
-                .get(id)
-                .or_else(|| control::load(pmr, layout, id, None).ok().map(|c| c.control));
+            // The host's live state, or the state the device runs with: its live state is on
+            // the device, so it is the last checkpoint as the device rebuilt it (a hand-over
+            // from the host counts one generation, as in the device's own rebuild).
+            let owner = match a.side {
+                Side::Host => abi::SIDE_HOST,
+                Side::Device => abi::SIDE_DEVICE,
+            };
+            let ctl = self.dev.controls.lock().get(id).or_else(|| {
+                control::load(pmr, layout, id, None)
+                    .ok()
+                    .map(|c| c.rebuild(owner))
+            });
             let (generation, runs) = ctl.map_or((0, 0), |c| (c.generation, c.runs));
             writeln!(
                 out,
@@ -278,10 +282,17 @@ impl Store for Migration {
     }
 }
 
-/// `migrate_stop` (write): `0`..=`3`, the phase a migration pauses at (fault injection for the
-/// power-cut tests; see `migrate.rs`). `0` lets a paused migration go on.
+/// `migrate_stop` (read-write): `0`..=`3`, the phase a migration pauses at (fault injection for
+/// the power-cut tests; see `migrate.rs`). `0` lets a paused migration go on. A read gives the
+/// current value, so that a test can check no pause is armed before it migrates.
 pub(crate) struct MigrateStop {
     pub(crate) dev: Arc<RefluxDev>,
+}
+
+impl Show for MigrateStop {
+    fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
+        writeln!(out, "{}", self.dev.migrate_stop.load(Ordering::Acquire))
+    }
 }
 
 impl Store for MigrateStop {

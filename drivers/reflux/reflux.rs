@@ -571,7 +571,7 @@ impl PlatformDriver for RefluxDriver {
         let mig = Arc::new(debugfs::Migration { dev: dev.clone() }, GFP_KERNEL)?;
         dir.show_file(kernel::c_str!("actors"), mig.clone())?;
         dir.store_file(kernel::c_str!("migrate"), mig.clone())?;
-        dir.store_file(
+        dir.show_store_file(
             kernel::c_str!("migrate_stop"),
             Arc::new(debugfs::MigrateStop { dev: dev.clone() }, GFP_KERNEL)?,
         )?;

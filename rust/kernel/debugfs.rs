@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! debugfs directories holding read-only files whose contents a Rust type renders, and
-//! write-only files whose writes a Rust type handles (test hooks such as fault injection).
+//! debugfs directories holding read-only files whose contents a Rust type renders, write-only
+//! files whose writes a Rust type handles (test hooks such as fault injection), and read-write
+//! files that do both (a knob whose current value can be read back).
 //!
 //! C header: [`include/linux/debugfs.h`](srctree/include/linux/debugfs.h)
 //!
@@ -9,9 +10,9 @@
 //! implements [`Show`], and dropping the directory first removes it with all its files —
 //! `debugfs_remove()` waits for reads in progress and cuts off later ones — and only then drops
 //! the data. A file therefore never outlives its data, and no code of the module runs after the
-//! directory is gone: the file operations other than `open` and `show` are the kernel's own
-//! `seq_file` helpers. The operation tables themselves are the module's, and debugfs's proxy reads
-//! them when a file that outlived its directory is closed, so they name the module as their
+//! directory is gone: the file operations other than `open`, `show` and `write` are the kernel's
+//! own `seq_file` helpers. The operation tables themselves are the module's, and debugfs's proxy
+//! reads them when a file that outlived its directory is closed, so they name the module as their
 //! owner ([`Owner`]): an open file pins the module, as in C.
 //!
 //! debugfs is for debugging: creation failures are not errors (the directory or file is then
@@ -149,6 +150,30 @@ impl<O: Owner> Dir<O> {
     }
 }
 
+impl<O: Owner> Dir<O> {
+    /// Creates a read-write file (mode 0600): a read renders `data` as in [`Dir::show_file`], a
+    /// write goes to it as in [`Dir::store_file`]; the directory keeps `data`.
+    pub fn show_store_file<T: Show + Store + 'static>(
+        &mut self,
+        name: &CStr,
+        data: Arc<T>,
+    ) -> Result {
+        let ptr = (&*data as *const T).cast::<c_void>().cast_mut();
+        self.data.push(data, GFP_KERNEL)?;
+        // SAFETY: as in `show_file`: `ptr` is kept alive in `data` until after the removal.
+        unsafe {
+            bindings::debugfs_create_file(
+                name.as_char_ptr(),
+                0o600,
+                self.dentry,
+                ptr,
+                ShowStoreFops::<T, O>::build(),
+            )
+        };
+        Ok(())
+    }
+}
+
 /// The longest write a [`Store`] file takes.
 pub const STORE_MAX: usize = 64;
 
@@ -184,19 +209,49 @@ unsafe extern "C" fn store_write<T: Store>(
     count: usize,
     _ppos: *mut bindings::loff_t,
 ) -> isize {
+    // SAFETY: `private_data` is the `T` of the file, alive while the file is registered; writes
+    // are drained before it is removed.
+    let data = unsafe { &*(*file).private_data.cast::<T>() };
+    // SAFETY: `buf` and `count` are those of the `write()` call.
+    unsafe { store_user(data, buf, count) }
+}
+
+/// # Safety
+///
+/// Called by debugfs for a file created by [`Dir::show_store_file`] with a `T`, opened with
+/// `show_open::<T>` (which put a `seq_file` whose `private` is the `T` in `private_data`).
+unsafe extern "C" fn show_store_write<T: Show + Store>(
+    file: *mut bindings::file,
+    buf: *const crate::ffi::c_char,
+    count: usize,
+    _ppos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: `single_open` made `private_data` the file's `seq_file`, and its `private` the `T`,
+    // alive while the file is registered; writes are drained before it is removed.
+    let seq = unsafe { (*file).private_data.cast::<bindings::seq_file>() };
+    // SAFETY: as above, `seq` is the file's `seq_file`.
+    let data = unsafe { &*(*seq).private.cast::<T>() };
+    // SAFETY: `buf` and `count` are those of the `write()` call.
+    unsafe { store_user(data, buf, count) }
+}
+
+/// Copies one write of `count` bytes from user space and hands it to `data`; the result of the
+/// `write()`.
+///
+/// # Safety
+///
+/// `buf` is the user pointer of a `write()` call of `count` bytes (`copy_from_user` checks it).
+unsafe fn store_user<T: Store>(data: &T, buf: *const crate::ffi::c_char, count: usize) -> isize {
     if count > STORE_MAX {
         return EINVAL.to_errno() as isize;
     }
     let mut kbuf = [0u8; STORE_MAX];
-    // SAFETY: `kbuf` has room for `count <= STORE_MAX` bytes; `buf` is the user pointer of the
-    // write, checked by `copy_from_user`.
+    // SAFETY: `kbuf` has room for `count <= STORE_MAX` bytes; `buf` is a user pointer, checked
+    // by `copy_from_user`.
     let left = unsafe { bindings::copy_from_user(kbuf.as_mut_ptr().cast(), buf.cast(), count) };
     if left != 0 {
         return EFAULT.to_errno() as isize;
     }
-    // SAFETY: `private_data` is the `T` of the file, alive while the file is registered; writes
-    // are drained before it is removed.
-    let data = unsafe { &*(*file).private_data.cast::<T>() };
     match data.store(&kbuf[..count]) {
         Ok(()) => count as isize,
         Err(e) => e.to_errno() as isize,
@@ -230,9 +285,29 @@ impl<T: Show, O: Owner> ShowFops<T, O> {
     }
 }
 
+struct ShowStoreFops<T, O>(PhantomData<(T, O)>);
+
+impl<T: Show + Store, O: Owner> ShowStoreFops<T, O> {
+    const VTABLE: bindings::file_operations = bindings::file_operations {
+        owner: O::MODULE,
+        open: Some(show_open::<T>),
+        read: Some(bindings::seq_read),
+        write: Some(show_store_write::<T>),
+        llseek: Some(bindings::seq_lseek),
+        release: Some(bindings::single_release),
+        // SAFETY: as in `ShowFops`.
+        ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+    };
+
+    fn build() -> &'static bindings::file_operations {
+        &Self::VTABLE
+    }
+}
+
 /// # Safety
 ///
-/// Called by debugfs for a file created by [`Dir::show_file`] with a `T`.
+/// Called by debugfs for a file created by [`Dir::show_file`] or [`Dir::show_store_file`] with
+/// a `T`.
 unsafe extern "C" fn show_open<T: Show>(
     inode: *mut bindings::inode,
     file: *mut bindings::file,
