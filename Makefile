@@ -88,7 +88,7 @@ $(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/
 # The stress test and the documentation's test drive io_uring (polled and not) through
 # liburing, linked statically.
 $(OUT)/selftests/reflux/stress_test $(OUT)/selftests/reflux/doc_test: SELFTEST_LDLIBS := -luring -lpthread
-$(OUT)/selftests/cxl_ccm/race_test $(OUT)/selftests/reflux/knobs_doc_test: SELFTEST_LDLIBS := -lpthread
+$(OUT)/selftests/cxl_ccm/race_test $(OUT)/selftests/cxl_ccm/probe_test $(OUT)/selftests/reflux/knobs_doc_test: SELFTEST_LDLIBS := -lpthread
 
 $(OUT)/harness/%: tools/testing/harness/%.c | kernel
 	@mkdir -p $(dir $@)

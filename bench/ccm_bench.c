@@ -30,6 +30,7 @@
  * tools/ccm-bench can report medians and spreads.
  */
 #include "bench.h"
+#include "../selftests/cxl_ccm/ring_barrier.h"
 #include "llm.h"
 
 
@@ -414,7 +415,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 			in_launch += now_ns() - t;
 			launched++;
 		}
-		tail = __atomic_load_n(&hdr->metadata.tail, __ATOMIC_ACQUIRE);
+		tail = cxl_ccm_load_tail(&hdr->metadata.tail);
 		if (tail == head) {
 			if (!empty_since)
 				empty_since = now_ns();

@@ -120,7 +120,7 @@ pub const REGISTER_MAGIC: u32 = u32::from_le_bytes(*b"CCMR");
 /// Major version of this ABI. Incompatible layout changes increment it.
 pub const ABI_VERSION_MAJOR: u16 = 1;
 /// Minor version of this ABI. Compatible additions (meanings for reserved fields) increment it.
-pub const ABI_VERSION_MINOR: u16 = 2;
+pub const ABI_VERSION_MINOR: u16 = 3;
 /// [`GlobalRegs::version`] of a device implementing exactly this file.
 pub const ABI_VERSION: u32 = version(ABI_VERSION_MAJOR, ABI_VERSION_MINOR);
 
@@ -547,6 +547,12 @@ pub const fn credit_blocked(metadata: u32, payload: u32) -> u64 {
     CREDIT_BLOCKED | ((metadata as u64 & 0x7fff_ffff) << 32) | payload as u64
 }
 
+/// Tenant register `unpublished` (RO, u64, since 1.3). Device writes: host stores into device
+/// memory that the device consumed for this tenant (launch packets, inputs, descriptor tables,
+/// credit heads) before the host had made them visible (`MemRemap::publish`). Only a software
+/// device that models host-only coherent memory (HDM-H) can see this; hardware reads 0.
+pub const TREG_UNPUBLISHED: usize = 0xA8;
+
 /// Tenant register `irq_ctrl` (RW, u32). Host writes: the `IRQ_CAUSE_*` bits that may raise an
 /// interrupt.
 pub const TREG_IRQ_CTRL: usize = 0xC0;
@@ -656,8 +662,10 @@ pub struct TenantRegs {
     pub mbox_ret: u64,
     /// [`TREG_CREDIT_BLOCKED`].
     pub credit_blocked: u64,
+    /// [`TREG_UNPUBLISHED`].
+    pub unpublished: u64,
     /// Zero.
-    pub mbox_reserved: [u64; 3],
+    pub mbox_reserved: [u64; 2],
     /// [`TREG_IRQ_CTRL`].
     pub irq_ctrl: u32,
     /// [`TREG_IRQ_ACK`].
@@ -1445,7 +1453,8 @@ assert_layout!(TenantRegs, size = 0x100, align = 8, {
     mbox_status @ TREG_MBOX_STATUS,
     mbox_ret @ TREG_MBOX_RET,
     credit_blocked @ TREG_CREDIT_BLOCKED,
-    mbox_reserved @ 0xA8,
+    unpublished @ TREG_UNPUBLISHED,
+    mbox_reserved @ 0xB0,
     irq_ctrl @ TREG_IRQ_CTRL,
     irq_ack @ TREG_IRQ_ACK,
     irq_vector @ TREG_IRQ_VECTOR,

@@ -14,16 +14,15 @@
 //! advertise them. Unbinding with files open is clean: the device stops every tenant first, and
 //! the files then get `ENODEV`.
 
-use core::sync::atomic::Ordering;
 use kernel::{
     device::Device,
+    io_mem::IoMem,
     ioctl_arg::IoctlArg,
     memremap::{MapMode, MemRemap},
     miscdevice::{MiscDevice, MiscDeviceOptions, MiscDeviceRegistration},
     platform::{DriverRegistration, PlatformDevice, PlatformDriver},
     pr_warn_ratelimited,
     prelude::*,
-    shared_mem::SharedMem,
     str::CString,
     sync::{Arc, Mutex},
     types::{ARef, AsBytes, FromBytes},
@@ -114,11 +113,12 @@ struct Identity {
     link: link::Link,
 }
 
-fn read_identity(regs: &MemRemap) -> Result<Identity> {
-    let r32 = |o: usize| regs.atomic_u32(o).map(|r| r.load(Ordering::Relaxed));
-    let r64 = |o: usize| regs.atomic_u64(o).map(|r| r.load(Ordering::Relaxed));
-    // Acquire: pairs with the device's release store of the magic after the other fields.
-    let magic = regs.atomic_u32(abi::REG_MAGIC)?.load(Ordering::Acquire);
+fn read_identity(regs: &IoMem) -> Result<Identity> {
+    let r32 = |o: usize| regs.try_read32(o);
+    let r64 = |o: usize| regs.try_read64(o);
+    // `readl()` orders the later reads after it: pairs with the device's store of the magic
+    // after the other fields.
+    let magic = regs.try_read32(abi::REG_MAGIC)?;
     if magic != abi::REGISTER_MAGIC {
         pr_err!(
             "register block magic {magic:#x}, expected {:#x}\n",
@@ -186,26 +186,22 @@ pub(crate) fn wait_until(ms: u32, mut done: impl FnMut() -> bool) -> bool {
 
 /// Clears every tenant's enable bit, so that a later enable of the device does not revive a
 /// tenant of an earlier binding.
-fn clear_tenants(regs: &MemRemap, max_tenants: u32) {
+fn clear_tenants(regs: &IoMem, max_tenants: u32) {
     for t in 0..max_tenants {
-        if let Ok(ctrl) = regs.atomic_u32(abi::tenant_regs_offset(t) + abi::TREG_CTRL) {
-            ctrl.store(0, Ordering::Release);
-        }
+        // Inside the block for every tenant the identity allows: the result is always `Ok`.
+        let _ = regs.try_write32(0, abi::tenant_regs_offset(t) + abi::TREG_CTRL);
     }
 }
 
 /// Clears `dev_ctrl` and waits until the device drops `DEV_STATUS_READY`, which it does after
 /// it stopped serving every tenant: from then on it writes no tenant memory.
-fn disable(regs: &MemRemap) {
-    let (Ok(ctrl), Ok(status)) = (
-        regs.atomic_u32(abi::REG_DEV_CTRL),
-        regs.atomic_u32(abi::REG_DEV_STATUS),
-    ) else {
+fn disable(regs: &IoMem) {
+    if regs.try_write32(0, abi::REG_DEV_CTRL).is_err() {
         return;
-    };
-    ctrl.store(0, Ordering::Release);
+    }
     if !wait_until(1000, || {
-        status.load(Ordering::Acquire) & abi::DEV_STATUS_READY == 0
+        regs.try_read32(abi::REG_DEV_STATUS)
+            .map_or(true, |s| s & abi::DEV_STATUS_READY == 0)
     }) {
         pr_err!("device did not acknowledge the disable within 1 s\n");
     }
@@ -213,23 +209,21 @@ fn disable(regs: &MemRemap) {
 
 /// Enables the device and waits until it is ready and its heartbeat moves; disables it again
 /// on failure.
-fn enable(regs: &MemRemap) -> Result {
-    let ctrl = regs.atomic_u32(abi::REG_DEV_CTRL)?;
-    let status = regs.atomic_u32(abi::REG_DEV_STATUS)?;
-    let heartbeat = regs.atomic_u32(abi::REG_HEARTBEAT)?;
-    // Release: nothing is configured yet, but later configuration must not pass the enable.
-    ctrl.store(abi::DEV_CTRL_ENABLE, Ordering::Release);
+fn enable(regs: &IoMem) -> Result {
+    let status = || regs.try_read32(abi::REG_DEV_STATUS);
+    let heartbeat = || regs.try_read32(abi::REG_HEARTBEAT);
+    regs.try_write32(abi::DEV_CTRL_ENABLE, abi::REG_DEV_CTRL)?;
     let settled = abi::DEV_STATUS_READY | abi::DEV_STATUS_FATAL;
-    wait_until(1000, || status.load(Ordering::Acquire) & settled != 0);
-    let st = status.load(Ordering::Acquire);
+    wait_until(1000, || status().map_or(true, |s| s & settled != 0));
+    let st = status()?;
     if st & abi::DEV_STATUS_READY == 0 || st & abi::DEV_STATUS_FATAL != 0 {
         disable(regs);
         pr_err!("device did not become ready within 1 s (status {st:#x})\n");
         return Err(kernel::errno::etimedout());
     }
     // The ABI promises a beat at least every 10 ms: wait up to 100 ms for one.
-    let beat = heartbeat.load(Ordering::Acquire);
-    if !wait_until(100, || heartbeat.load(Ordering::Acquire) != beat) {
+    let beat = heartbeat()?;
+    if !wait_until(100, || heartbeat() != Ok(beat)) {
         disable(regs);
         pr_err!("device heartbeat stuck at {beat}\n");
         return Err(ENODEV);
@@ -237,10 +231,38 @@ fn enable(regs: &MemRemap) -> Result {
     Ok(())
 }
 
-/// The mapped device: register block and device memory.
+/// The mapped device: register block and device memory. Dropping it stops every tenant and
+/// disables the device (if it was enabled) before unmapping it, so that no path that gives the
+/// hardware up — unbind, or a probe failing at any point — leaves the device running.
 struct Hw {
-    regs: MemRemap,
+    regs: IoMem,
     mem: MemRemap,
+    max_tenants: u32,
+}
+
+impl Hw {
+    /// Clears every tenant's enable bit, then enables the device (see [`enable`]).
+    fn enable(&self) -> Result {
+        clear_tenants(&self.regs, self.max_tenants);
+        enable(&self.regs)
+    }
+}
+
+impl Drop for Hw {
+    fn drop(&mut self) {
+        clear_tenants(&self.regs, self.max_tenants);
+        disable(&self.regs);
+    }
+}
+
+/// The binding's hold on a [`CcmDev`]: dropping it detaches the device (see
+/// [`CcmDev::detach`]), even while open files keep the `CcmDev` itself alive.
+struct Attached(Arc<CcmDev>);
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        self.0.detach();
+    }
 }
 
 /// A tenant number in use; dropping it frees the number.
@@ -299,10 +321,9 @@ impl CcmDev {
     /// Stops every tenant, disables the device and unmaps it, and zaps every user mapping of
     /// device memory; later calls get `ENODEV`, later accesses to those mappings `SIGBUS`.
     fn detach(&self) {
-        if let Some(hw) = self.hw.lock().take() {
-            clear_tenants(&hw.regs, self.id.max_tenants);
-            disable(&hw.regs);
-        }
+        // Dropping `Hw` disables the device (outside the lock: that waits for the device).
+        let hw = self.hw.lock().take();
+        drop(hw);
         // Every page of an input mapping was mapped by a fault that found the list, under its
         // lock: once it is taken, no page is mapped again, and the zap reaches all of them.
         let maps = self.input_maps.lock().take();
@@ -346,9 +367,7 @@ impl CcmDev {
         let Some(regs) = hw.as_ref().map(|h| &h.regs) else {
             return Err(ENODEV);
         };
-        let status = regs
-            .atomic_u32(abi::REG_DEV_STATUS)?
-            .load(Ordering::Acquire);
+        let status = regs.try_read32(abi::REG_DEV_STATUS)?;
         if status & abi::DEV_STATUS_FATAL != 0 {
             return Err(EIO);
         }
@@ -452,7 +471,7 @@ fn configure(dev: &CcmDev, arg: &uapi::Configure) -> Result<TenantConfig> {
 #[pinned_drop]
 impl PinnedDrop for CcmDev {
     fn drop(self: Pin<&mut Self>) {
-        // Covers a probe that fails after enabling; after `remove` there is nothing left.
+        // After `remove` (or a failed probe) there is nothing left; kept for symmetry.
         self.detach();
     }
 }
@@ -650,14 +669,51 @@ kernel::misc_file_ops!(CCM_FOPS, CcmFile);
 // An open debugfs file pins the module, as the open device file does (`CCM_FOPS`).
 kernel::module_owner!(Owner);
 
-/// A device bound to this driver.
+/// A device bound to this driver. The fields drop in order: the device is detached (its
+/// tenants stopped, the device disabled, open files answered `ENODEV`) before the device file,
+/// the debugfs directory and the interrupt go.
 #[pin_data]
 struct Bound {
-    dev: Arc<CcmDev>,
+    _attached: Attached,
     #[pin]
     misc: MiscDeviceRegistration<CcmFile>,
     _debugfs: kernel::debugfs::Dir<Owner>,
     _irq: Option<kernel::irq::Registration<irq::DeviceIrq>>,
+}
+
+kernel::module_param!(
+    static SKIP_PUBLISH: bool = false,
+    name: "skip_publish",
+    perm: 0o644,
+    desc: "test hook: launches skip publishing the packet before its tag (a missing write barrier)"
+);
+
+/// Whether launches skip the publish between packet and tag (`skip_publish`): the negative
+/// control of the software device's visibility check.
+pub(crate) fn skip_publish() -> bool {
+    SKIP_PUBLISH.get()
+}
+
+kernel::module_param!(
+    static PROBE_FAULT: u32 = 0,
+    name: "probe_fault",
+    perm: 0o644,
+    desc: "test hook: probe fails at step N (1-5) after enabling the device; 0: never"
+);
+
+/// Fails the probe at `step` if `probe_fault` asks for it (fault injection for the tests of
+/// the probe's error paths). It waits 100 ms first, so that a test can open the device file in
+/// the window between its registration and the failure.
+fn probe_fault(pdev: &PlatformDevice, step: u32) -> Result {
+    if PROBE_FAULT.get() != step {
+        return Ok(());
+    }
+    kernel::kthread::usleep_range(100_000, 110_000);
+    pr_info!(
+        "cxl_ccm.{}: probe fails at step {step} (probe_fault)\n",
+        pdev.id()
+    );
+    Err(EIO)
 }
 
 struct CcmDriver;
@@ -682,14 +738,13 @@ impl PlatformDriver for CcmDriver {
             );
             return Err(ENXIO);
         }
-        let regs = MemRemap::new(regs_res, MapMode::WriteBack)?;
+        // Registers uncached; device memory write-combining, never write-back: the device does
+        // not snoop the host's caches (Documentation/cxl_ccm.rst, "On real hardware").
+        let regs = IoMem::new(regs_res)?;
         let mut id = read_identity(&regs)?;
         if pdev.irq(0).is_none() {
             id.caps &= !abi::CAP_MODE_AXLE_IRQ;
         }
-        let mem = MemRemap::new(mem_res, MapMode::WriteBack)?;
-        clear_tenants(&regs, id.max_tenants);
-        enable(&regs)?;
         if id.mem_size != mem_res.size {
             pr_err!(
                 "cxl_ccm.{}: device reports {} bytes of memory, resource has {}\n",
@@ -699,44 +754,59 @@ impl PlatformDriver for CcmDriver {
             );
             return Err(ENXIO);
         }
-        let dev = Arc::pin_init(
+        let hw = Hw {
+            regs,
+            mem: MemRemap::new(mem_res, MapMode::WriteCombining)?,
+            max_tenants: id.max_tenants,
+        };
+        // From here on every failure drops `hw` (or detaches the device that owns it), which
+        // disables the device.
+        hw.enable()?;
+        probe_fault(pdev, 1)?;
+        let dev = Attached(Arc::pin_init(
             pin_init!(CcmDev {
                 id,
                 dma_dev: pdev.as_dev().into(),
                 mem_phys: mem_res.start,
-                hw <- kernel::new_mutex!(Some(Hw { regs, mem })),
+                hw <- kernel::new_mutex!(Some(hw)),
                 tenants <- kernel::new_mutex!(0),
                 irq_tenants <- kernel::new_mutex!(Default::default()),
                 input_maps <- kernel::new_mutex!(Some(KVec::new())),
             }),
             GFP_KERNEL,
-        )?;
+        )?);
+        probe_fault(pdev, 2)?;
         let name = CString::try_from_fmt(kernel::fmt!("cxl_ccm{}", pdev.id()))?;
         let opts = MiscDeviceOptions {
             name: &name,
             mode: 0o600,
         };
-        let misc = MiscDeviceRegistration::register(opts, &CCM_FOPS, dev.clone())?;
+        // An initializer: the device file is registered with `Bound` below.
+        let misc = MiscDeviceRegistration::register(opts, &CCM_FOPS, dev.0.clone())?;
         let mut dir = kernel::debugfs::Dir::<Owner>::new(&name);
-        let stats = Arc::new(debugfs::DeviceStats { dev: dev.clone() }, GFP_KERNEL)?;
+        let stats = Arc::new(debugfs::DeviceStats { dev: dev.0.clone() }, GFP_KERNEL)?;
         dir.show_file(kernel::c_str!("stats"), stats)?;
+        probe_fault(pdev, 3)?;
         // AXLE_IRQ needs the device's interrupt; without one the mode is not offered.
         let irq = match pdev.irq(0) {
             Some(n) => {
-                let handler = Arc::new(irq::DeviceIrq { dev: dev.clone() }, GFP_KERNEL)?;
+                let handler = Arc::new(irq::DeviceIrq { dev: dev.0.clone() }, GFP_KERNEL)?;
                 Some(kernel::irq::Registration::new(n, &name, handler)?)
             }
             None => None,
         };
+        probe_fault(pdev, 4)?;
         let bound = KBox::pin_init(
             try_pin_init!(Bound {
-                dev,
+                _attached: dev,
                 misc <- misc,
                 _debugfs: dir,
                 _irq: irq,
             }),
             GFP_KERNEL,
         )?;
+        // The device file exists from here on: a failure now meets files already open.
+        probe_fault(pdev, 5)?;
         pr_info!(
             "/dev/{}: ABI {}.{}, {} MiB device memory, {} tenants\n",
             &*name,
@@ -749,8 +819,8 @@ impl PlatformDriver for CcmDriver {
     }
 
     fn remove(pdev: &PlatformDevice, bound: Self::Data) {
-        // Open files outlive the binding: from here on they get `ENODEV`.
-        bound.dev.detach();
+        // Open files outlive the binding: from here on they get `ENODEV` (`Bound`'s first
+        // field detaches the device).
         drop(bound);
         pr_info!("cxl_ccm.{}: unbound\n", pdev.id());
     }

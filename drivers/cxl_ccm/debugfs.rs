@@ -7,10 +7,8 @@
 //! credit stores, launches completed) is its `CXL_CCM_IOC_STATS`.
 
 use core::fmt::Write;
-use core::sync::atomic::Ordering;
 use kernel::{
     debugfs::{SeqWriter, Show},
-    shared_mem::SharedMem,
     sync::Arc,
 };
 
@@ -27,16 +25,9 @@ impl Show for DeviceStats {
         let Some(hw) = hw.as_ref() else {
             return writeln!(out, "unbound");
         };
-        let r32 = |o: usize| {
-            hw.regs
-                .atomic_u32(o)
-                .map_or(0, |r| r.load(Ordering::Acquire))
-        };
-        let r64 = |o: usize| {
-            hw.regs
-                .atomic_u64(o)
-                .map_or(0, |r| r.load(Ordering::Relaxed))
-        };
+        // Offsets inside the block for every tenant the identity allows: never 0 by error.
+        let r32 = |o: usize| hw.regs.try_read32(o).unwrap_or(0);
+        let r64 = |o: usize| hw.regs.try_read64(o).unwrap_or(0);
         let used = *self.dev.tenants.lock();
         writeln!(
             out,
@@ -47,7 +38,7 @@ impl Show for DeviceStats {
         )?;
         writeln!(
             out,
-            "tenant status error launches records payload_bytes credit_stalls dma_batches"
+            "tenant status error launches records payload_bytes credit_stalls dma_batches unpublished"
         )?;
         for t in 0..self.dev.id.max_tenants {
             let b = abi::tenant_regs_offset(t);
@@ -57,13 +48,14 @@ impl Show for DeviceStats {
             }
             writeln!(
                 out,
-                "{t} {status:#x} {} {} {} {} {} {}",
+                "{t} {status:#x} {} {} {} {} {} {} {}",
                 r32(b + abi::TREG_ERROR),
                 r64(b + abi::TREG_LAUNCHES),
                 r64(b + abi::TREG_RECORDS),
                 r64(b + abi::TREG_PAYLOAD_BYTES),
                 r64(b + abi::TREG_CREDIT_STALLS),
-                r64(b + abi::TREG_DMA_BATCHES)
+                r64(b + abi::TREG_DMA_BATCHES),
+                r64(b + abi::TREG_UNPUBLISHED)
             )?;
         }
         Ok(())

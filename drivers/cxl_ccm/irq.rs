@@ -8,8 +8,7 @@
 //! waiters, who then scan the rings. The handling cost of Table III is paid by the device before
 //! it raises the interrupt, so every interrupt costs it once.
 
-use core::sync::atomic::Ordering;
-use kernel::{irq::Handler, shared_mem::SharedMem, sync::Arc};
+use kernel::{irq::Handler, sync::Arc};
 
 use crate::{abi, CcmDev};
 
@@ -31,18 +30,17 @@ impl Handler for DeviceIrq {
                 continue;
             };
             let base = abi::tenant_regs_offset(t as u32);
-            let (Ok(seq), Ok(ack)) = (
-                hw.regs.atomic_u32(base + abi::TREG_IRQ_SEQ),
-                hw.regs.atomic_u32(base + abi::TREG_IRQ_ACK),
+            // `readl()`: the cause and the records were written before the sequence number,
+            // and are read after it.
+            let (Ok(s), Ok(ack)) = (
+                hw.regs.try_read32(base + abi::TREG_IRQ_SEQ),
+                hw.regs.try_read32(base + abi::TREG_IRQ_ACK),
             ) else {
                 continue;
             };
-            // Acquire: the cause and the records were written before the sequence number.
-            let s = seq.load(Ordering::Acquire);
-            if s == ack.load(Ordering::Relaxed) {
+            if s == ack || hw.regs.try_write32(s, base + abi::TREG_IRQ_ACK).is_err() {
                 continue;
             }
-            ack.store(s, Ordering::Release);
             core.interrupted();
         }
     }

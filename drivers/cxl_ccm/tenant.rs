@@ -137,6 +137,8 @@ struct StatsSnapshot {
     stall: u64,
     stall_base: u64,
     interrupts: u64,
+    /// The device's count of stores it consumed unpublished (never reset).
+    unpublished: u64,
 }
 
 impl StatsSnapshot {
@@ -162,6 +164,7 @@ impl StatsSnapshot {
             ccm_busy_ns: d.busy_ns.wrapping_sub(b.busy_ns),
             credit_wait_ns: d.credit_wait_ns.wrapping_sub(b.credit_wait_ns),
             host_stall_ns: self.stall.wrapping_sub(self.stall_base),
+            unpublished: self.unpublished,
             ..Default::default()
         }
     }
@@ -373,6 +376,10 @@ impl TenantCore {
         let tail_at = offset_of!(RingHeaders, metadata);
         // Acquire: pairs with the device's barrier before the tail; the records are visible.
         let tail = RingIndex::new(self.headers_u32(tail_at)?.load(Ordering::Acquire));
+        // The rings are write-combining, whose loads are weakly ordered: without a read barrier
+        // the record loads below could be performed before the tail load (an acquire load is a
+        // plain `MOV` on x86). `rmb()`, not `dma_rmb()`: the latter only orders write-back.
+        kernel::barrier::rmb();
         st.counters.polls += 1;
         let new = tail.distance_from(st.scanned);
         if new == 0 {
@@ -440,27 +447,26 @@ impl TenantCore {
         let hw_guard = self.dev.hw.lock();
         let hw = hw_guard.as_ref().ok_or(ENODEV)?;
         let t = abi::tenant_regs_offset(self.index);
-        let reg32 = |o: usize| hw.regs.atomic_u32(t + o);
+        let reg32 = |o: usize| hw.regs.try_read32(t + o);
         self.stalled(self.link.io_read());
-        // Acquire: pairs with the device's release of `mbox_done` after status and result.
-        let done = reg32(abi::TREG_MBOX_DONE)?.load(Ordering::Acquire);
+        // Pairs with the device's store of `mbox_done` after status and result.
+        let done = reg32(abi::TREG_MBOX_DONE)?;
         st.counters.polls += 1;
         if done != rp.seq {
             st.counters.empty_polls += 1;
             return Ok(());
         }
         self.stalled(self.link.io_read());
-        let status = reg32(abi::TREG_MBOX_STATUS)?.load(Ordering::Relaxed);
+        let status = reg32(abi::TREG_MBOX_STATUS)?;
         self.stalled(self.link.io_read());
-        let bytes = hw
-            .regs
-            .atomic_u64(t + abi::TREG_MBOX_RET)?
-            .load(Ordering::Relaxed);
-        // Dequeue: the next command, its argument, then the doorbell.
+        let bytes = hw.regs.try_read64(t + abi::TREG_MBOX_RET)?;
+        // Dequeue: the next command, its argument, then the doorbell (`writel()`s reach the
+        // device in program order).
         let seq = rp.seq.wrapping_add(1);
-        reg32(abi::TREG_MBOX_CMD)?.store(abi::MBOX_CMD_DEQUEUE, Ordering::Relaxed);
-        reg32(abi::TREG_MBOX_ARG)?.store(rp.tag, Ordering::Relaxed);
-        reg32(abi::TREG_MBOX_DOORBELL)?.store(seq, Ordering::Release);
+        hw.regs
+            .try_write32(abi::MBOX_CMD_DEQUEUE, t + abi::TREG_MBOX_CMD)?;
+        hw.regs.try_write32(rp.tag, t + abi::TREG_MBOX_ARG)?;
+        hw.regs.try_write32(seq, t + abi::TREG_MBOX_DOORBELL)?;
         for _ in 0..3 {
             self.stalled(self.link.io_write());
         }
@@ -468,7 +474,7 @@ impl TenantCore {
         let start = crate::pacer_now_ns();
         let acked = loop {
             self.stalled(self.link.io_read());
-            if reg32(abi::TREG_MBOX_DONE)?.load(Ordering::Acquire) == seq {
+            if reg32(abi::TREG_MBOX_DONE)? == seq {
                 break true;
             }
             if crate::pacer_now_ns().saturating_sub(start) > 100_000_000 {
@@ -543,11 +549,13 @@ impl TenantCore {
         RingIndex::new(self.scanned.load(Ordering::Acquire)).distance_from(RingIndex::new(head))
     }
 
-    /// Stores a head into the credit line: a CXL.mem store.
+    /// Stores a head into the credit line: a CXL.mem store, published so that it leaves the
+    /// write-combining buffer (the device reads the line without snooping).
     fn store_head(&self, hw: &Hw, metadata: bool, head: RingIndex) -> Result {
         let at = self.layout.credit() + if metadata { 0 } else { 4 };
         // Release: the reads of the released slots happen before the device may reuse them.
         hw.mem.atomic_u32(at)?.store(head.raw(), Ordering::Release);
+        hw.mem.publish(at, 4)?;
         self.stalled(self.link.mem_store());
         Ok(())
     }
@@ -865,17 +873,17 @@ impl Tenant {
         hw.mem
             .atomic_u32(l.credit() + 4)?
             .store(arg.index_base, Ordering::Relaxed);
+        // The device reads the window (launch slots, credit line) and the descriptors once the
+        // tenant is enabled: they leave the write-combining buffers first.
+        hw.mem
+            .publish(l.window as usize, abi::TENANT_WINDOW_SIZE as usize)?;
+        hw.mem.publish(
+            at,
+            size_of::<DescriptorTable>() + segs.len() * size_of::<DmaSegment>(),
+        )?;
         let t = abi::tenant_regs_offset(self.index);
-        let w32 = |o: usize, v: u32| {
-            hw.regs
-                .atomic_u32(t + o)
-                .map(|r| r.store(v, Ordering::Relaxed))
-        };
-        let w64 = |o: usize, v: u64| {
-            hw.regs
-                .atomic_u64(t + o)
-                .map(|r| r.store(v, Ordering::Relaxed))
-        };
+        let w32 = |o: usize, v: u32| hw.regs.try_write32(v, t + o);
+        let w64 = |o: usize, v: u64| hw.regs.try_write64(v, t + o);
         w32(abi::TREG_MODE, cfg.mode)?;
         w32(abi::TREG_SLOT_SIZE, cfg.streaming_factor.slot_size())?;
         w32(abi::TREG_STREAMING_FACTOR, cfg.streaming_factor.bytes())?;
@@ -915,21 +923,17 @@ impl Tenant {
         w64(abi::TREG_MEM_SIZE, l.part_size)?;
         w64(abi::TREG_DESC_TABLE, l.desc_table)?;
         w32(abi::TREG_DESC_COUNT, count)?;
-        // Release: the configuration, the table and the headers before the enable bit.
+        // `writel()`: the configuration, the table and the headers before the enable bit.
         hw.regs
-            .atomic_u32(t + abi::TREG_CTRL)?
-            .store(abi::TENANT_CTRL_ENABLE, Ordering::Release);
-        let status = hw.regs.atomic_u32(t + abi::TREG_STATUS)?;
+            .try_write32(abi::TENANT_CTRL_ENABLE, t + abi::TREG_CTRL)?;
+        let status = || hw.regs.try_read32(t + abi::TREG_STATUS);
         let settled = abi::TENANT_STATUS_ENABLED | abi::TENANT_STATUS_ERROR;
-        crate::wait_until(1000, || status.load(Ordering::Acquire) & settled != 0);
-        let st = status.load(Ordering::Acquire);
+        crate::wait_until(1000, || status().map_or(true, |s| s & settled != 0));
+        let st = status()?;
         if st & abi::TENANT_STATUS_ENABLED != 0 {
             return Ok(());
         }
-        let code = hw
-            .regs
-            .atomic_u32(t + abi::TREG_ERROR)?
-            .load(Ordering::Relaxed);
+        let code = hw.regs.try_read32(t + abi::TREG_ERROR)?;
         if st & abi::TENANT_STATUS_ERROR != 0 {
             pr_warn_ratelimited!(
                 "CONFIGURE: the device refused the tenant (status {})\n",
@@ -954,14 +958,10 @@ impl Tenant {
             return true;
         };
         let t = abi::tenant_regs_offset(self.index);
-        let (Ok(ctrl), Ok(status)) = (
-            hw.regs.atomic_u32(t + abi::TREG_CTRL),
-            hw.regs.atomic_u32(t + abi::TREG_STATUS),
-        ) else {
+        if hw.regs.try_write32(0, t + abi::TREG_CTRL).is_err() {
             return false;
-        };
-        ctrl.store(0, Ordering::Release);
-        crate::wait_until(1000, || status.load(Ordering::Acquire) == 0)
+        }
+        crate::wait_until(1000, || hw.regs.try_read32(t + abi::TREG_STATUS) == Ok(0))
     }
 
     fn core(&self) -> &TenantCore {
@@ -1085,17 +1085,26 @@ impl Tenant {
         let hw_guard = self.dev.hw.lock();
         let hw = hw_guard.as_ref().ok_or(ENODEV)?;
         let slot = l.launch_slot(tag);
-        // The packet, then the tag: the device acquires the tag and then reads the packet.
+        // The input the caller stored through its write-combining mapping, then the packet,
+        // then the tag: the device acquires the tag and then reads the packet and the input.
+        // Each publish drains the write-combining buffers before the stores after it, which is
+        // what orders them for a device that does not snoop (HDM-H); the last one pushes the
+        // tag out.
+        hw.mem.publish(input_base as usize, input_size as usize)?;
         hw.mem.write_bytes(slot + 4, &bytes[4..])?;
+        if !crate::skip_publish() {
+            hw.mem.publish(slot + 4, bytes.len() - 4)?;
+        }
         hw.mem.atomic_u32(slot)?.store(tag, Ordering::Release);
+        hw.mem.publish(slot, 4)?;
         self.core.stalled(self.core.link.mem_store());
         if let Some(st) = rp_state.as_mut() {
             let seq = st.mbox_seq.wrapping_add(1);
             let t = abi::tenant_regs_offset(self.index);
-            let reg32 = |o: usize| hw.regs.atomic_u32(t + o);
-            reg32(abi::TREG_MBOX_CMD)?.store(abi::MBOX_CMD_ENQUEUE, Ordering::Relaxed);
-            reg32(abi::TREG_MBOX_ARG)?.store(tag, Ordering::Relaxed);
-            reg32(abi::TREG_MBOX_DOORBELL)?.store(seq, Ordering::Release);
+            hw.regs
+                .try_write32(abi::MBOX_CMD_ENQUEUE, t + abi::TREG_MBOX_CMD)?;
+            hw.regs.try_write32(tag, t + abi::TREG_MBOX_ARG)?;
+            hw.regs.try_write32(seq, t + abi::TREG_MBOX_DOORBELL)?;
             for _ in 0..3 {
                 self.core.stalled(self.core.link.io_write());
             }
@@ -1146,8 +1155,10 @@ impl Tenant {
                 let done = hw
                     .mem
                     .atomic_u32(at + offset_of!(abi::SyncCompletion, done_tag))?;
-                // Acquire: pairs with the device's release after status and result.
+                // Acquire: pairs with the device's release after status and result; `rmb()`
+                // keeps their loads after this one in device memory that is not write-back.
                 if done.load(Ordering::Acquire) == tag {
+                    kernel::barrier::rmb();
                     let status = hw
                         .mem
                         .atomic_u32(at + offset_of!(abi::SyncCompletion, status))?
@@ -1235,18 +1246,11 @@ impl Tenant {
         let hw_guard = self.dev.hw.lock();
         let hw = hw_guard.as_ref().ok_or(ENODEV)?;
         let t = abi::tenant_regs_offset(self.index);
-        let st = hw
-            .regs
-            .atomic_u32(t + abi::TREG_STATUS)?
-            .load(Ordering::Acquire);
+        let st = hw.regs.try_read32(t + abi::TREG_STATUS)?;
         if st & abi::TENANT_STATUS_ERROR == 0 {
             return Ok(None);
         }
-        Ok(Some(
-            hw.regs
-                .atomic_u32(t + abi::TREG_ERROR)?
-                .load(Ordering::Relaxed),
-        ))
+        Ok(Some(hw.regs.try_read32(t + abi::TREG_ERROR)?))
     }
 
     /// `CXL_CCM_IOC_RELEASE`; fills the output fields of `arg` even when it fails.
@@ -1401,8 +1405,7 @@ impl Tenant {
         core.stalled(core.link.io_read());
         let blocked = hw
             .regs
-            .atomic_u64(abi::tenant_regs_offset(self.index) + abi::TREG_CREDIT_BLOCKED)?
-            .load(Ordering::Acquire);
+            .try_read64(abi::tenant_regs_offset(self.index) + abi::TREG_CREDIT_BLOCKED)?;
         // Blocked under older heads is not enough: the device has yet to read the new ones.
         Ok(
             blocked
@@ -1548,7 +1551,7 @@ impl Tenant {
         arg: &uapi::Stats,
         publish: impl FnOnce(&uapi::Stats) -> Result,
     ) -> Result {
-        if arg.flags & !uapi::STATS_RESET != 0 || arg.reserved != [0; 3] {
+        if arg.flags & !uapi::STATS_RESET != 0 || arg.reserved != [0; 2] {
             pr_warn_ratelimited!("STATS: unknown flags or nonzero reserved fields\n");
             return Err(EINVAL);
         }
@@ -1567,19 +1570,20 @@ impl Tenant {
 
     /// The counters now, and the baselines of the last reset.
     fn stats_snapshot(&self) -> Result<StatsSnapshot> {
-        let device = {
+        let (device, unpublished) = {
             let hw_guard = self.dev.hw.lock();
             let hw = hw_guard.as_ref().ok_or(ENODEV)?;
             let t = abi::tenant_regs_offset(self.index);
-            let r = |o: usize| hw.regs.atomic_u64(t + o).map(|v| v.load(Ordering::Relaxed));
-            DeviceBaseline {
+            let r = |o: usize| hw.regs.try_read64(t + o);
+            let device = DeviceBaseline {
                 records: r(abi::TREG_RECORDS)?,
                 payload_bytes: r(abi::TREG_PAYLOAD_BYTES)?,
                 credit_stalls: r(abi::TREG_CREDIT_STALLS)?,
                 dma_batches: r(abi::TREG_DMA_BATCHES)?,
                 busy_ns: r(abi::TREG_BUSY_NS)?,
                 credit_wait_ns: r(abi::TREG_CREDIT_WAIT_NS)?,
-            }
+            };
+            (device, r(abi::TREG_UNPUBLISHED)?)
         };
         let st = self.core.state.lock();
         let device = if streams(self.core.cfg.mode) {
@@ -1601,6 +1605,7 @@ impl Tenant {
             stall: self.core.stall_ns.load(Ordering::Relaxed),
             stall_base: st.stall_base,
             interrupts: self.core.interrupts.load(Ordering::Relaxed),
+            unpublished,
         })
     }
 
@@ -1646,8 +1651,11 @@ impl Tenant {
             phys: self.dev.mem_phys + l.input,
             len: l.input_bytes,
         };
-        // Write-back, like the driver's own mapping of device memory.
-        vma.set_cache_mode(CacheMode::Cached);
+        // Write-combining, like the driver's own mapping of device memory: never write-back,
+        // whose lines the device (HDM-H) would not see. `LAUNCH` publishes the input range, which
+        // drains the caller's write-combining buffers (its stores were made on this CPU, or on
+        // another before a context switch, which drains them too).
+        vma.set_cache_mode(CacheMode::WriteCombining);
         vma.set_fault_handler(Arc::new(pages, GFP_KERNEL)?)
     }
 

@@ -289,8 +289,12 @@ pub struct Stats {
     /// CXL.io access of the driver (launch stores, credit stores, remote polls, result loads) and
     /// the BS store's wait for its answer. User space adds its own local polling.
     pub host_stall_ns: u64,
+    /// Out: host stores into device memory the device consumed for this tenant before the host
+    /// made them visible (a driver bug; only a software device that models HDM-H sees it, and
+    /// `STATS_RESET` does not reset it).
+    pub unpublished: u64,
     /// In: 0.
-    pub reserved: [u64; 3],
+    pub reserved: [u64; 2],
 }
 
 /// [`IOC_WAIT`]: block until at least `min_records` records are ready past the caller's metadata
@@ -450,7 +454,8 @@ assert_layout!(Stats, size = 0xA0, align = 8, {
     ccm_busy_ns @ 0x70,
     credit_wait_ns @ 0x78,
     host_stall_ns @ 0x80,
-    reserved @ 0x88,
+    unpublished @ 0x88,
+    reserved @ 0x90,
 });
 
 assert_layout!(Wait, size = 0x30, align = 8, {

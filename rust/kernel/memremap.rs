@@ -7,7 +7,9 @@
 //! Memory that behaves like memory — a CXL type-3 device's memory, or RAM that a software
 //! device presents as its memory — is mapped with `memremap()`, not `ioremap()`: loads and
 //! stores are ordinary (possibly cached) accesses. Access goes through [`SharedMem`], because
-//! the device may write the range at any time.
+//! the device may write the range at any time. Memory a device reads without snooping the
+//! host (a CXL HDM-H range) is mapped write-combining, and the host's stores into it are made
+//! visible with [`MemRemap::publish`].
 
 use crate::{bindings, platform::MemResource, prelude::*, shared_mem::SharedMem};
 use core::ptr::NonNull;
@@ -19,13 +21,19 @@ pub enum MapMode {
     WriteBack,
     /// Write-combining: uncached with merged writes (`MEMREMAP_WC`).
     WriteCombining,
+    /// Uncached (`ioremap()`): for a software device's own view of the registers it presents,
+    /// which the driver maps uncached with [`IoMem`](crate::io_mem::IoMem) (every mapping of a
+    /// range must have the same memory type). A driver reads registers through `IoMem`, never
+    /// through this.
+    Uncached,
 }
 
 /// A kernel mapping of a physical memory range; unmapped on drop.
 ///
 /// # Invariants
 ///
-/// `ptr` is the result of a successful `memremap()` of `len` bytes, not yet unmapped.
+/// `ptr` is the result of a successful `memremap()` (`ioremap()` if `mode` is
+/// [`MapMode::Uncached`]) of `len` bytes at physical address `phys`, not yet unmapped.
 ///
 /// # Examples
 ///
@@ -49,6 +57,8 @@ pub enum MapMode {
 pub struct MemRemap {
     ptr: NonNull<u8>,
     len: usize,
+    phys: u64,
+    mode: MapMode,
 }
 
 // SAFETY: the mapping is not tied to a thread.
@@ -64,15 +74,42 @@ impl MemRemap {
         if len == 0 || res.start.checked_add(res.size).is_none() {
             return Err(EINVAL);
         }
-        let flags = match mode {
-            MapMode::WriteBack => bindings::MEMREMAP_WB,
-            MapMode::WriteCombining => bindings::MEMREMAP_WC,
+        let ptr = match mode {
+            // SAFETY: `ioremap` validates the range and returns null on failure.
+            MapMode::Uncached => unsafe { bindings::ioremap(res.start, len) }.cast::<u8>(),
+            MapMode::WriteBack | MapMode::WriteCombining => {
+                let flags = if mode == MapMode::WriteBack {
+                    bindings::MEMREMAP_WB
+                } else {
+                    bindings::MEMREMAP_WC
+                };
+                // SAFETY: `memremap` validates the range and returns null on failure.
+                unsafe { bindings::memremap(res.start, len, flags as _) }.cast::<u8>()
+            }
         };
-        // SAFETY: `memremap` validates the range and returns null on failure.
-        let ptr = unsafe { bindings::memremap(res.start, len, flags as _) };
-        let ptr = NonNull::new(ptr.cast::<u8>()).ok_or(ENOMEM)?;
-        // INVARIANT: a successful mapping of `len` bytes.
-        Ok(Self { ptr, len })
+        let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
+        // INVARIANT: a successful mapping of `len` bytes at `res.start` in `mode`.
+        Ok(Self {
+            ptr,
+            len,
+            phys: res.start,
+            mode,
+        })
+    }
+
+    /// Makes the host's stores to the `len` bytes at `offset` visible to the device: a write
+    /// barrier (`wmb()`, which also drains write-combining buffers), then the software device's
+    /// check, if one is registered ([`crate::coherence`]). Call it on data the device will read
+    /// before the store that hands the data over, and on that store. `EINVAL` if the range is
+    /// not inside the mapping.
+    pub fn publish(&self, offset: usize, len: usize) -> Result {
+        let end = offset.checked_add(len).ok_or(EINVAL)?;
+        if end > self.len {
+            return Err(EINVAL);
+        }
+        crate::barrier::wmb();
+        crate::coherence::published(self.phys + offset as u64, len);
+        Ok(())
     }
 }
 
@@ -89,7 +126,12 @@ unsafe impl SharedMem for MemRemap {
 
 impl Drop for MemRemap {
     fn drop(&mut self) {
-        // SAFETY: mapped by `memremap` (type invariant), unmapped once.
-        unsafe { bindings::memunmap(self.ptr.as_ptr().cast()) };
+        if self.mode == MapMode::Uncached {
+            // SAFETY: mapped by `ioremap` (type invariant), unmapped once.
+            unsafe { bindings::iounmap(self.ptr.as_ptr().cast()) };
+        } else {
+            // SAFETY: mapped by `memremap` (type invariant), unmapped once.
+            unsafe { bindings::memunmap(self.ptr.as_ptr().cast()) };
+        }
     }
 }

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/cxl_ccm.h>
+#include "ring_barrier.h"
 
 #define DEV "/dev/cxl_ccm6"
 #define PLAN 83
@@ -307,10 +308,10 @@ static int consume(struct ten *t, struct expect *ex, int nex, int timeout_ms)
 			return 0;
 		if (now_ns() > deadline) {
 			WHY("timeout consuming records (head %u tail %u)", t->head,
-			    __atomic_load_n(&t->hdr->metadata.tail, __ATOMIC_ACQUIRE));
+			    cxl_ccm_load_tail(&t->hdr->metadata.tail));
 			return -1;
 		}
-		uint32_t tail = __atomic_load_n(&t->hdr->metadata.tail, __ATOMIC_ACQUIRE);
+		uint32_t tail = cxl_ccm_load_tail(&t->hdr->metadata.tail);
 
 		if (tail == t->head) {
 			struct cxl_ccm_wait w;
@@ -965,7 +966,7 @@ static void test_launch_bad(struct ten *t)
 	/* a read-only launch must not have launched anything: no stray record */
 	usleep(50000);
 	{
-		uint32_t tail = __atomic_load_n(&t->hdr->metadata.tail, __ATOMIC_ACQUIRE);
+		uint32_t tail = cxl_ccm_load_tail(&t->hdr->metadata.tail);
 
 		get_stats(t->fd, &s1, 0);
 		WHY("launched %llu -> %llu, tail %u head %u", (unsigned long long)s0.launched,
@@ -1562,7 +1563,7 @@ static void test_stats(struct ten *t)
 	if ((r = xioctl(t->fd, CXL_CCM_IOC_STATS, &s)) != -EINVAL)
 		nb++, diag("STATS flag 2: %d", r);
 	memset(&s, 0, sizeof(s));
-	s.reserved[2] = 1;
+	s.reserved[1] = 1;
 	if ((r = xioctl(t->fd, CXL_CCM_IOC_STATS, &s)) != -EINVAL)
 		nb++, diag("STATS reserved: %d", r);
 	if ((r = xioctl(t->fd, CXL_CCM_IOC_STATS, NULL)) != -EFAULT)

@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 
 #include "kernel_lib.h"
+#include "ring_barrier.h"
 
 #define INPUT_SIZE	4096
 /* Bytes of input each launch names: small, so that a valid launch is quick. */
@@ -67,7 +68,7 @@ static int wait_record(struct ktenant *t)
 {
 	time_t start = time(NULL);
 
-	while (__atomic_load_n(&t->hdr->metadata.tail, __ATOMIC_ACQUIRE) == t->head) {
+	while (cxl_ccm_load_tail(&t->hdr->metadata.tail) == t->head) {
 		if (time(NULL) - start > 20)
 			return -1;
 		usleep(50);
@@ -92,7 +93,7 @@ static void checked_launch(struct __test_metadata *_metadata, struct ktenant *t,
 	ASSERT_LT(0, ktenant_collect(_metadata, t, NULL, 0, &status));
 	EXPECT_EQ(0U, status);
 	usleep(100000);
-	EXPECT_EQ(t->head, __atomic_load_n(&t->hdr->metadata.tail, __ATOMIC_ACQUIRE))
+	EXPECT_EQ(t->head, cxl_ccm_load_tail(&t->hdr->metadata.tail))
 		TH_LOG("stray records after the launch of tag %u", l.tag);
 	if (tag)
 		*tag = l.tag;
@@ -246,7 +247,7 @@ TEST_F_TIMEOUT(hostile, launch_read_only, 60)
 	ASSERT_EQ(0, ioctl(self->t.fd, CXL_CCM_IOC_STATS, &s));
 	EXPECT_EQ(0ULL, s.launched);
 	usleep(100000);
-	EXPECT_EQ(self->t.head, __atomic_load_n(&self->t.hdr->metadata.tail, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(self->t.head, cxl_ccm_load_tail(&self->t.hdr->metadata.tail));
 	/* No tag was taken: the next launch gets the first one, and only its records come. */
 	checked_launch(_metadata, &self->t, &tag);
 	EXPECT_EQ(self->t.cfg.index_base, tag);

@@ -40,7 +40,12 @@
  * a stale cache line. The device writes a record's payload, then the
  * payload tail, then the record, then the metadata tail, with write barriers in
  * between, so a record read below an acquired metadata tail has a complete
- * payload.
+ * payload - provided the reader keeps its record and payload loads after the
+ * tail load. Loads from write-combining memory are weakly ordered, and an
+ * acquire load does not order them on every architecture (on x86 it is a
+ * plain MOV): after loading a tail, issue a read barrier that covers
+ * write-combining memory (LFENCE on x86, DMB OSHLD on arm64) before reading
+ * the slots it covers.
  *
  * Conventions: every structure has fixed-width fields, explicit padding and
  * reserved fields. The driver fails with EINVAL on an unknown flag bit or a
@@ -199,7 +204,7 @@ struct cxl_ccm_metadata_record {
 /**
  * struct cxl_ccm_ring_header - a result ring's header, one cache line
  * @tail: free-running tail, written by the device after the slots it
- *	publishes; load it with acquire semantics
+ *	publishes; load it with acquire semantics, then a read barrier (above)
  * @capacity: slots in the ring, a power of two
  * @slot_size: bytes per slot
  * @reserved0: 0
@@ -561,6 +566,10 @@ struct cxl_ccm_release {
  * @host_stall_ns: out: nanoseconds host cores spent stalled on the link for
  *	the tenant: the driver's CXL.mem and CXL.io accesses (launch and credit
  *	stores, remote polls, result loads) and the BS store's wait
+ * @unpublished: out: host stores into device memory that the device consumed
+ *	for the tenant before the host had made them visible (a driver bug on
+ *	host-only coherent memory; only a software device that models it can
+ *	count this, hardware reports 0); not reset by CXL_CCM_STATS_RESET
  * @reserved: in: 0
  */
 struct cxl_ccm_stats {
@@ -582,7 +591,8 @@ struct cxl_ccm_stats {
 	__u64 ccm_busy_ns;
 	__u64 credit_wait_ns;
 	__u64 host_stall_ns;
-	__u64 reserved[3];
+	__u64 unpublished;
+	__u64 reserved[2];
 };
 
 /*

@@ -145,7 +145,7 @@ pub fn uapi_structs() -> Vec<StructLayout> {
         describe!("cxl_ccm_stats", Stats: [
             flags, tenant, launched, launches_completed, records, payload_bytes,
             backpressure_waits, backpressure_ns, credit_stalls, dma_batches, polls, empty_polls,
-            credits_published, interrupts, errors, ccm_busy_ns, credit_wait_ns, host_stall_ns, reserved,
+            credits_published, interrupts, errors, ccm_busy_ns, credit_wait_ns, host_stall_ns, unpublished, reserved,
         ]),
         describe!("cxl_ccm_wait", Wait: [
             min_records, metadata_head, timeout_ns, flags, ready, metadata_tail, reserved0,
@@ -169,7 +169,7 @@ pub fn device_structs() -> Vec<StructLayout> {
             streaming_order, index_base, mem_base, mem_size, desc_table, desc_count,
             schedule, status, error, launches, records, payload_bytes, credit_stalls,
             dma_batches, busy_ns, credit_wait_ns, mbox_cmd, mbox_arg, mbox_doorbell, mbox_reserved0,
-            mbox_done, mbox_status, mbox_ret, credit_blocked, mbox_reserved, irq_ctrl, irq_ack, irq_vector,
+            mbox_done, mbox_status, mbox_ret, credit_blocked, unpublished, mbox_reserved, irq_ctrl, irq_ack, irq_vector,
             irq_reserved0, irq_seq, irq_cause, irq_reserved,
         ]),
         describe!("LaunchPacket", LaunchPacket: [

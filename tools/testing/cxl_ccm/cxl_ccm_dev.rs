@@ -46,6 +46,7 @@ mod host_dma;
 mod pacer;
 mod tenant;
 mod uthreads;
+mod visibility;
 
 use model::latency::{LatencyModel, Param};
 
@@ -57,6 +58,12 @@ module! {
     license: "GPL",
 }
 
+module_param!(
+    static CHECK_VISIBILITY: bool = false,
+    name: "check_visibility",
+    perm: 0o444,
+    desc: "model host-only coherent memory (HDM-H): count and report host stores consumed before the host published them"
+);
 module_param!(
     static MEM_BASE: u64 = 0,
     name: "mem_base",
@@ -177,8 +184,38 @@ const MAX_SEGMENTS: u32 = 1024;
 /// Ring capacity limit the device advertises.
 const MAX_RING_SLOTS: u32 = 1 << 16;
 
+/// `/sys/kernel/debug/cxl_ccm_dev.N/regs`: the device's control state as the host left it
+/// (`dev_ctrl`, `dev_status`, the tenants whose enable bit is set), so that a test can check
+/// that a driver which gave the device up — unbind, a failed probe — disabled it.
+struct RegsView {
+    regs: Arc<MemRemap>,
+}
+
+impl kernel::debugfs::Show for RegsView {
+    fn show(&self, out: &mut kernel::debugfs::SeqWriter<'_>) -> core::fmt::Result {
+        use core::fmt::Write;
+        let r32 = |o: usize| {
+            self.regs
+                .atomic_u32(o)
+                .map_or(0, |r| r.load(Ordering::Acquire))
+        };
+        let mut enabled = 0u32;
+        for t in 0..abi::MAX_TENANTS {
+            if r32(abi::tenant_regs_offset(t) + abi::TREG_CTRL) & abi::TENANT_CTRL_ENABLE != 0 {
+                enabled |= 1 << t;
+            }
+        }
+        writeln!(out, "dev_ctrl {:#x}", r32(abi::REG_DEV_CTRL))?;
+        writeln!(out, "dev_status {:#x}", r32(abi::REG_DEV_STATUS))?;
+        writeln!(out, "tenants_enabled {enabled:#x}")
+    }
+}
+
+kernel::module_owner!(Owner);
+
 /// One software device.
 struct CcmDevice {
+    _debugfs: kernel::debugfs::Dir<Owner>,
     // Unregistered first: the driver unbinds (and disables the device) while the engine still
     // runs and the registers are still mapped.
     _pdev: OwnedPlatformDevice,
@@ -245,6 +282,8 @@ fn reset(regs: &MemRemap, mem_size: u64, latency: &LatencyModel) -> Result {
 }
 
 struct CcmDevModule {
+    // Unregistered first: no publish reaches a device being torn down.
+    _visibility: Option<kernel::coherence::Registration>,
     devices: KVec<CcmDevice>,
 }
 
@@ -284,6 +323,14 @@ impl kernel::Module for CcmDevModule {
             n => u64::from(n).min(fit),
         };
         let mut devices = KVec::new();
+        let (observer, visibility) = if CHECK_VISIBILITY.get() {
+            let o = visibility::Devices::new()?;
+            let reg = kernel::coherence::Registration::new(o.clone())?;
+            pr_info!("modelling HDM-H: host stores are checked for publishing\n");
+            (Some(o), Some(reg))
+        } else {
+            (None, None)
+        };
         for i in 0..want {
             let name = CString::try_from_fmt(kernel::fmt!("cxl_mem.{i}"))?;
             let Some(parent) = platform::find_device(&name) else {
@@ -298,15 +345,26 @@ impl kernel::Module for CcmDevModule {
                 start: start + REGISTER_SLICE,
                 size: mem,
             };
-            let regs = Arc::new(MemRemap::new(regs_res, MapMode::WriteBack)?, GFP_KERNEL)?;
+            // The memory types the driver maps them with (x86 PAT refuses a mapping whose type
+            // differs from another mapping's): registers uncached, memory write-combining.
+            let regs = Arc::new(MemRemap::new(regs_res, MapMode::Uncached)?, GFP_KERNEL)?;
             reset(&regs, mem, &latency)?;
-            let dev_mem = Arc::new(MemRemap::new(mem_res, MapMode::WriteBack)?, GFP_KERNEL)?;
+            let dev_mem = Arc::new(MemRemap::new(mem_res, MapMode::WriteCombining)?, GFP_KERNEL)?;
+            let vis = match &observer {
+                Some(o) => {
+                    let v = visibility::Visibility::new(dev_mem.clone(), mem_res.start)?;
+                    o.add(v.clone())?;
+                    Some(v)
+                }
+                None => None,
+            };
             let inflight = abi::MAX_TENANTS as usize * tenant::MAX_INFLIGHT as usize;
             let pool = uthreads::Pool::new(inflight, dev_mem.clone())?;
             let uthreads = uthreads::UThreads::start(uthreads_n, i as u32, &pool)?;
             // The device's interrupt, an ordinary interrupt resource for the driver.
             let line = Arc::new(SoftLine::new()?, GFP_KERNEL)?;
             let irq = line.irq();
+            let regs_view = regs.clone();
             let cfg = engine::EngineConfig {
                 pool,
                 line,
@@ -318,6 +376,7 @@ impl kernel::Module for CcmDevModule {
                 windows_end: abi::TENANT_WINDOW_SIZE * u64::from(tenants),
                 max_segments: MAX_SEGMENTS,
                 name: i as u32,
+                vis,
             };
             let engine = KThread::spawn(kernel::fmt!("cxl_ccm.{i}"), move || engine::run(cfg))?;
             let pdev = OwnedPlatformDevice::register_with_irqs(
@@ -333,8 +392,15 @@ impl kernel::Module for CcmDevModule {
                 mem >> 20,
                 mem_res.start
             );
+            let dname = CString::try_from_fmt(kernel::fmt!("cxl_ccm_dev.{i}"))?;
+            let mut dir = kernel::debugfs::Dir::<Owner>::new(&dname);
+            dir.show_file(
+                kernel::c_str!("regs"),
+                Arc::new(RegsView { regs: regs_view }, GFP_KERNEL)?,
+            )?;
             devices.push(
                 CcmDevice {
+                    _debugfs: dir,
                     _pdev: pdev,
                     _engine: engine,
                     _uthreads: uthreads,
@@ -349,7 +415,10 @@ impl kernel::Module for CcmDevModule {
             );
             return Err(ENODEV);
         }
-        Ok(Self { devices })
+        Ok(Self {
+            _visibility: visibility,
+            devices,
+        })
     }
 }
 

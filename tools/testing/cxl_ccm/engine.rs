@@ -19,6 +19,7 @@ use crate::model::latency::{Cost, LatencyModel};
 use crate::pacer::Pacer;
 use crate::tenant::Tenant;
 use crate::uthreads::Pool;
+use crate::visibility::Visibility;
 use kernel::irq::SoftLine;
 
 /// Idle turns after which the engine sleeps a millisecond rather than a few microseconds.
@@ -38,6 +39,8 @@ pub(crate) struct EngineConfig {
     pub(crate) pool: Arc<Pool>,
     /// The device's interrupt line (AXLE_IRQ).
     pub(crate) line: Arc<SoftLine>,
+    /// What the device can see of its memory, if it models HDM-H ([`crate::visibility`]).
+    pub(crate) vis: Option<Arc<Visibility>>,
 }
 
 struct Engine {
@@ -100,7 +103,12 @@ impl Engine {
             // The ABI promises a beat at least every 10 ms.
             let now = crate::pacer::now_ns();
             if now.wrapping_sub(last_beat) >= 1_000_000 {
-                heartbeat.fetch_add(1, Ordering::Release);
+                // The registers are uncached: the device, their only writer, needs no locked
+                // read-modify-write.
+                heartbeat.store(
+                    heartbeat.load(Ordering::Relaxed).wrapping_add(1),
+                    Ordering::Release,
+                );
                 last_beat = now;
             }
             let served = self.serve_tenants()?;
@@ -160,6 +168,7 @@ impl Engine {
                         t,
                         &cfg.regs,
                         &cfg.mem,
+                        cfg.vis.as_ref(),
                         cfg.windows_end,
                         cfg.max_segments,
                         cfg.round_robin,
@@ -264,6 +273,7 @@ impl Engine {
             (abi::TREG_DMA_BATCHES, s.batches),
             (abi::TREG_BUSY_NS, tenant.busy_ns()),
             (abi::TREG_CREDIT_WAIT_NS, s.credit_wait_ns),
+            (abi::TREG_UNPUBLISHED, tenant.unpublished()),
         ] {
             regs.atomic_u64(base + off)?.store(v, Ordering::Relaxed);
         }

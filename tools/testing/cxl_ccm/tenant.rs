@@ -30,6 +30,7 @@ use crate::proto::batcher::{Batcher, ReorderBuffer, Sequencer, StreamingFactor};
 use crate::proto::credit::DeviceCredit;
 use crate::proto::ring::{RingGeometry, RingIndex};
 use crate::uthreads::{Done, Pool, Ticket};
+use crate::visibility::Visibility;
 use kernel::irq::SoftLine;
 
 /// Records the executor can hold (closed and open batches): bounds a batch's records.
@@ -123,7 +124,17 @@ pub(crate) struct Tenant {
     busy_since: Option<u64>,
     /// The value last stored into `credit_blocked`.
     credit_blocked: u64,
+    /// What the device can see of its memory, if it models HDM-H.
+    vis: Option<Arc<Visibility>>,
+    /// Host stores consumed before they were published (the `unpublished` register).
+    unpublished: u64,
+    /// Credit heads the host stored but has not published, and since when: stored and never
+    /// published is a violation too, once it has lasted.
+    credit_unseen: Option<((u32, u32), u64)>,
 }
+
+/// How long a stored credit head may stay unpublished before it counts as never published.
+const CREDIT_UNSEEN_NS: u64 = 100_000_000;
 
 fn r32(regs: &MemRemap, off: usize) -> Result<u32> {
     Ok(regs.atomic_u32(off)?.load(Ordering::Relaxed))
@@ -131,6 +142,14 @@ fn r32(regs: &MemRemap, off: usize) -> Result<u32> {
 
 fn r64(regs: &MemRemap, off: usize) -> Result<u64> {
     Ok(regs.atomic_u64(off)?.load(Ordering::Relaxed))
+}
+
+/// Reports a host store consumed unpublished; `make check`'s kernel-log check fails on the
+/// prefix.
+fn violation(tenant: u32, what: &str, off: usize) {
+    kernel::pr_warn_ratelimited!(
+        "HDM-H violation: tenant {tenant} consumed {what} at device offset {off:#x} before the host published it\n"
+    );
 }
 
 /// Whether `[base, base + len)` lies in `[lo, hi)`.
@@ -143,10 +162,12 @@ impl Tenant {
     ///
     /// On a refusal returns the status for the `error` register; an allocation failure is
     /// reported as `STATUS_BAD_CONFIG` too, so the host sees a refusal either way.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn enable(
         index: u32,
         regs: &Arc<MemRemap>,
         mem: &Arc<MemRemap>,
+        vis: Option<&Arc<Visibility>>,
         windows_end: u64,
         max_segments: u32,
         round_robin: bool,
@@ -156,6 +177,7 @@ impl Tenant {
             index,
             regs,
             mem,
+            vis,
             windows_end,
             max_segments,
             round_robin,
@@ -164,10 +186,12 @@ impl Tenant {
         .map_err(|e| e.unwrap_or(abi::STATUS_BAD_CONFIG))
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn try_enable(
         index: u32,
         regs: &Arc<MemRemap>,
         mem: &Arc<MemRemap>,
+        vis: Option<&Arc<Visibility>>,
         windows_end: u64,
         max_segments: u32,
         round_robin: bool,
@@ -234,6 +258,12 @@ impl Tenant {
             segs.push(DmaSegment::from_bytes(&s), GFP_KERNEL)
                 .map_err(|_| None)?;
         }
+        let table_bytes = size_of::<DescriptorTable>() + segs.len() * size_of::<DmaSegment>();
+        let mut unpublished = 0;
+        if vis.is_some_and(|v| !v.consistent(at, table_bytes)) {
+            violation(index, "the descriptor table", at);
+            unpublished += 1;
+        }
         let region = HostRegion::map(&segs).map_err(|_| bad(abi::STATUS_DMA_FAULT))?;
         let layout = RegionLayout::new(&table, Segments(segs), md, pl, slot_size)
             .map_err(|_| bad(abi::STATUS_BAD_DESCRIPTOR))?;
@@ -293,6 +323,18 @@ impl Tenant {
         mem.atomic_u32(done_tag)
             .map_err(|_| bad(abi::STATUS_BAD_RANGE))?
             .store(base.wrapping_sub(1), Ordering::Relaxed);
+        // Write-combining memory: out of this CPU's buffers before the tenant is enabled. The
+        // device sees its own stores at once.
+        kernel::barrier::wmb();
+        if let Some(v) = vis {
+            for slot in 0..abi::LAUNCH_SLOTS {
+                v.see(
+                    window + abi::TWIN_LAUNCH + slot as usize * size_of::<LaunchPacket>(),
+                    4,
+                );
+            }
+            v.see(done_tag, 4);
+        }
         let mbox_seen = get32(abi::TREG_MBOX_DOORBELL)?;
         regs.atomic_u32(t + abi::TREG_IRQ_SEQ)
             .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?
@@ -303,6 +345,9 @@ impl Tenant {
         regs.atomic_u64(t + abi::TREG_CREDIT_BLOCKED)
             .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?
             .store(0, Ordering::Release);
+        regs.atomic_u64(t + abi::TREG_UNPUBLISHED)
+            .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?
+            .store(unpublished, Ordering::Release);
         let tenant = Self {
             index,
             mode,
@@ -329,6 +374,9 @@ impl Tenant {
             busy_ns: 0,
             busy_since: None,
             credit_blocked: 0,
+            vis: vis.cloned(),
+            unpublished,
+            credit_unseen: None,
         };
         KBox::new(tenant, GFP_KERNEL).map_err(|_| None)
     }
@@ -341,6 +389,66 @@ impl Tenant {
     /// Launch packets taken.
     pub(crate) fn launches(&self) -> u64 {
         self.launches
+    }
+
+    /// Host stores this tenant consumed before the host published them.
+    pub(crate) fn unpublished(&self) -> u64 {
+        self.unpublished
+    }
+
+    /// Counts and reports a consumed range whose last host store was not published.
+    fn unpublished_at(&mut self, what: &str, off: usize) {
+        violation(self.index, what, off);
+        self.unpublished += 1;
+    }
+
+    /// The launch tag the device sees in the slot at `off`: from memory, or, modelling HDM-H,
+    /// only once the host published it.
+    fn visible_tag(&self, mem: &MemRemap, off: usize) -> core::result::Result<u32, Status> {
+        let word = mem.atomic_u32(off).map_err(|_| abi::STATUS_BAD_RANGE)?;
+        // Acquire: pairs with the host's write barrier between the packet and its tag.
+        let live = word.load(Ordering::Acquire);
+        Ok(match &self.vis {
+            // Not visible yet reads as the previous lap's tag: no packet.
+            Some(v) => v
+                .read_u32(off)
+                .unwrap_or(live.wrapping_sub(abi::LAUNCH_SLOTS)),
+            None => live,
+        })
+    }
+
+    /// The credit heads the device sees; modelling HDM-H, the published ones, and a head
+    /// stored but left unpublished for [`CREDIT_UNSEEN_NS`] counts as a violation.
+    fn visible_heads(&mut self, mem: &MemRemap) -> core::result::Result<(u32, u32), Status> {
+        let credit = self.window + abi::TWIN_CREDIT;
+        let md = mem.atomic_u32(credit).map_err(|_| abi::STATUS_BAD_RANGE)?;
+        let pl = mem
+            .atomic_u32(credit + 4)
+            .map_err(|_| abi::STATUS_BAD_RANGE)?;
+        // Acquire: the host stored each head after it finished reading the slots.
+        let live = (md.load(Ordering::Acquire), pl.load(Ordering::Acquire));
+        let Some(v) = self.vis.clone() else {
+            return Ok(live);
+        };
+        let seen = (
+            v.read_u32(credit).unwrap_or(0),
+            v.read_u32(credit + 4).unwrap_or(0),
+        );
+        match self.credit_unseen {
+            _ if seen == live => self.credit_unseen = None,
+            Some((heads, since)) if heads == live => {
+                if now_ns().saturating_sub(since) >= CREDIT_UNSEEN_NS {
+                    self.unpublished_at("a credit head", credit);
+                    self.credit_unseen = None;
+                    // Counted once; from now on the device takes it, as hardware eventually
+                    // would when the line is evicted.
+                    v.see(credit, 8);
+                    return Ok(live);
+                }
+            }
+            _ => self.credit_unseen = Some((live, now_ns())),
+        }
+        Ok(seen)
     }
 
     /// Nanoseconds this tenant had work on the device, including a stretch in progress.
@@ -448,11 +556,11 @@ impl Tenant {
         loop {
             let tag = self.next_launch;
             let off = self.launch_slot_offset(tag);
-            let word = mem.atomic_u32(off).map_err(|_| abi::STATUS_BAD_RANGE)?;
-            // Acquire: pairs with the host's write barrier between the packet and its tag.
-            if word.load(Ordering::Acquire) != tag {
+            if self.visible_tag(mem, off)? != tag {
                 break;
             }
+            // Write-combining memory: the packet loads after the tag load.
+            kernel::barrier::rmb();
             // The job slot of this tag may still hold the launch 64 tags earlier: the host can
             // reuse a launch slot as soon as the packet is taken, before its job finishes.
             let job_free = self
@@ -466,6 +574,13 @@ impl Tenant {
             let mut raw = [0u8; size_of::<LaunchPacket>()];
             mem.read_bytes(off, &mut raw)
                 .map_err(|_| abi::STATUS_BAD_RANGE)?;
+            if self
+                .vis
+                .as_ref()
+                .is_some_and(|v| !v.consistent(off, raw.len()))
+            {
+                self.unpublished_at("a launch packet", off);
+            }
             let packet = LaunchPacket::from_bytes(&raw);
             let alone = !matches!(self.check_packet(&packet), Ok(Some(_)));
             if alone && self.in_order && !self.sched.is_empty() {
@@ -497,6 +612,10 @@ impl Tenant {
     fn accept(&mut self, p: &LaunchPacket) -> core::result::Result<(), Status> {
         match self.check_packet(p) {
             Ok(Some(job)) => {
+                let (at, len) = (job.input_base as usize, job.input_size as usize);
+                if self.vis.as_ref().is_some_and(|v| !v.consistent(at, len)) {
+                    self.unpublished_at("an input", at);
+                }
                 let chunks = job.kernel.map_or(0, |k| k.chunk_count(job.input_size));
                 let id = JobId {
                     tenant: self.index as u16,
@@ -653,9 +772,13 @@ impl Tenant {
             m.atomic_u64(at + offset_of!(SyncCompletion, result_bytes))
                 .map_err(fail)?
                 .store(bytes, Ordering::Relaxed);
+            // Write-combining memory: the status and the result before the tag, and the tag
+            // out of the buffer.
+            kernel::barrier::wmb();
             m.atomic_u32(at + offset_of!(SyncCompletion, done_tag))
                 .map_err(fail)?
                 .store(tag, Ordering::Release);
+            kernel::barrier::wmb();
             return Ok(());
         }
         let Some(seq) = self.mbox_pending.take() else {
@@ -798,13 +921,7 @@ impl Tenant {
                         break abi::credit_blocked(m, p);
                     }
                     // The heads are in device memory, next to the engine: a local load.
-                    let credit = self.window + abi::TWIN_CREDIT;
-                    let md = mem.atomic_u32(credit).map_err(|_| abi::STATUS_BAD_RANGE)?;
-                    let pl = mem
-                        .atomic_u32(credit + 4)
-                        .map_err(|_| abi::STATUS_BAD_RANGE)?;
-                    // Acquire: the host stored each head after it finished reading the slots.
-                    let (m, p) = (md.load(Ordering::Acquire), pl.load(Ordering::Acquire));
+                    let (m, p) = self.visible_heads(mem)?;
                     self.exec.receive_heads(m, p).map_err(exec_status)?;
                     reread = Some((m, p));
                 }

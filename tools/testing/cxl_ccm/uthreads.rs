@@ -190,6 +190,9 @@ impl Pool {
                     });
                 }
             }
+            // Device memory is write-combining: the outputs leave this CPU's buffers before the
+            // engine, on another CPU, announces them (an unlock is a plain store on x86).
+            kernel::barrier::wmb();
             let mut q = self.queues.lock();
             // Cannot be full: `done` has room for every ticket in flight.
             for d in out.into_iter().flatten() {

@@ -54,6 +54,9 @@ const PATTERNS: &[Pattern] = &[
     prefix("list_add corruption"),
     prefix("list_del corruption"),
     prefix("ODEBUG:"),
+    // The software CCM device modelling HDM-H: the driver let it consume a
+    // host store it had not published (tools/testing/cxl_ccm/visibility.rs).
+    prefix("HDM-H violation:"),
 ];
 
 /// A hung task report needs both texts.
@@ -204,6 +207,7 @@ mod tests {
             "list_del corruption, ffff888003f1c0a8->next is LIST_POISON1 (dead000000000100)",
             "ODEBUG: free active (active state 0) object: ffff888003f1c000 object type: timer_list",
             "some output\tWARNING: CPU: 1 PID: 2 at x.c:1 f+0x1/0x2",
+            "cxl_ccm_dev: HDM-H violation: tenant 0 consumed a launch packet at device offset 0x40 before the host published it",
         ] {
             assert!(is_report(line), "{line:?}");
         }
