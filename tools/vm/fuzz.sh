@@ -55,13 +55,30 @@ save_candidate() {
 		log "fuzz: no reproducer for $crashes/$name.prog"
 }
 
-# TODO: minimise fatal crashes across VM reboots: boot once per candidate
-# with cxlstack.mode=fuzz-run running `uapi-fuzz run` on it (a panic ends the
-# boot; vmlog tells), then bisect the program with the minimize module's
-# strategy, one boot per step. Non-fatal findings need none of this:
-# `uapi-fuzz minimize FILE.prog` in the guest re-runs them in place.
+# Minimises the candidates of a crash that took the kernel down, one VM boot
+# per try (tools/vm/fuzz-replay.sh is the oracle): the first candidate that
+# reproduces is shrunk to NAME.min.prog and NAME.min.c. FUZZ_MINIMIZE_RUNS
+# boots at most per candidate (default 40; 0: do not minimise). Non-fatal
+# findings need none of this: `uapi-fuzz minimize FILE.prog` in the guest
+# re-runs them in place.
 minimize_fatal() {
-	log "fuzz: minimising fatal crashes across reboots is not implemented: $*"
+	local runs=${FUZZ_MINIMIZE_RUNS:-40} prog min rc
+	[ "$runs" != 0 ] || { log "fuzz: FUZZ_MINIMIZE_RUNS=0: not minimising $*"; return; }
+	for prog in "$@"; do
+		min=${prog%.prog}.min
+		log "fuzz: minimising $prog, at most $runs boots"
+		rc=0
+		REPLAY_DIR=$crashes/replay "$fuzzer" minimize "$prog" \
+			--oracle "$REPO/tools/vm/fuzz-replay.sh" --max-runs "$runs" >"$min.prog" || rc=$?
+		if [ $rc = 0 ]; then
+			"$fuzzer" repro "$min.prog" >"$min.c"
+			log "fuzz: $(grep -c . "$min.prog") calls reproduce: $min.prog, $min.c"
+			return
+		fi
+		rm -f "$min.prog"
+		[ $rc = 1 ] || { log "fuzz: the replay failed (rc $rc): stopping"; return; }
+	done
+	log "fuzz: no candidate reproduced the crash on its own"
 }
 
 done_line=$(grep '^FUZZ-DONE' "$flog.clean" | tail -n 1 || true)

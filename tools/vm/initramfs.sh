@@ -38,6 +38,11 @@ if [ -n "${FUZZ_CORPUS:-}" ]; then
 	mkdir -p "$stage/fuzz/corpus"
 	cp "$FUZZ_CORPUS"/*.prog "$stage/fuzz/corpus/" 2>/dev/null || true
 fi
+# tools/vm/fuzz-replay.sh: the one program init's fuzz-replay mode runs.
+if [ -n "${FUZZ_REPLAY:-}" ]; then
+	mkdir -p "$stage/fuzz"
+	cp "$FUZZ_REPLAY" "$stage/fuzz/replay.prog"
+fi
 # fio, for the block-device checks of reflux (io_uring, polled I/O, verify):
 # Debian's is dynamically linked, so it comes with its loader and libraries.
 FIO=$(command -v fio || true)

@@ -5,6 +5,11 @@
 //!                  [--ccm-dev /dev/cxl_ccm7] [--no-reflux] [--timeout-ms MS]
 //!   uapi-fuzz run FILE.prog        exit 1 if the kernel log shows a report
 //!   uapi-fuzz minimize FILE.prog   the smallest program still reporting
+//!   uapi-fuzz minimize FILE.prog --oracle CMD [--max-runs N]
+//!                                  the same on the host, for a crash that
+//!                                  kills the kernel: CMD PROG.prog must exit
+//!                                  0 while PROG.prog still crashes (one VM
+//!                                  boot per run: tools/vm/fuzz-replay.sh)
 //!   uapi-fuzz repro FILE.prog      the program as a C reproducer
 mod access;
 mod calls;
@@ -16,6 +21,7 @@ mod kcov;
 mod kmsg;
 mod minimize;
 mod mutate;
+mod oracle;
 mod prog;
 mod repro;
 mod rng;
@@ -39,16 +45,74 @@ struct Args {
     ccm_dev: String,
     reflux: bool,
     timeout_ms: u64,
+    oracle: Option<String>,
+    max_runs: u64,
 }
 
-fn parse_args() -> Result<Args, String> {
-    let mut it = std::env::args().skip(1);
-    let cmd = it
-        .next()
-        .ok_or("usage: uapi-fuzz fuzz|run|minimize|repro ...")?;
+/// `uapi-fuzz --help`: the commands and options.
+const USAGE: &str = "\
+usage: uapi-fuzz fuzz|run|minimize|repro ...
+
+  uapi-fuzz fuzz [--seconds N] [--corpus DIR] [--log PATH] [--seed S]
+                 [--ccm-dev PATH] [--no-reflux] [--timeout-ms MS]
+      fuzz the cxl_ccm and reflux interfaces; exit 0 without a finding,
+      1 with findings, 2 without coverage (no KCOV: the fuzzer was blind)
+  uapi-fuzz run FILE.prog        run one program; exit 1 if the kernel log
+                                 shows a report
+  uapi-fuzz minimize FILE.prog   the smallest program still reporting, on
+                                 stdout (exit 1 if the program reports nothing)
+  uapi-fuzz minimize FILE.prog --oracle CMD [--max-runs N]
+                                 the same on the host, for a crash that kills
+                                 the kernel: CMD PROG.prog must exit 0 while
+                                 PROG.prog still crashes (one VM boot per run:
+                                 tools/vm/fuzz-replay.sh)
+  uapi-fuzz repro FILE.prog      the program as a C reproducer, on stdout
+
+options:
+  --seconds N       fuzz for N seconds (default 60)
+  --corpus DIR      run the DIR/*.prog programs first, as seeds
+  --log PATH        append every program to PATH before it runs (a serial
+                    port, so that a kernel panic leaves its suspects)
+  --seed S          the random generator's seed (default: from the clock)
+  --ccm-dev PATH    the cxl_ccm device (default /dev/cxl_ccm7)
+  --no-reflux       leave the reflux interfaces out
+  --timeout-ms MS   kill a program running longer (default 5000)
+  --oracle CMD      minimize: judge each candidate with CMD on the host
+  --max-runs N      minimize --oracle: at most N runs of CMD (default 200)
+  --help            this text
+
+A command line it cannot use is refused with exit status 2.
+";
+
+/// Follows a usage error, in place of USAGE: one line, so that the error stays
+/// the visible part.
+const USAGE_HINT: &str =
+    "usage: uapi-fuzz fuzz|run|minimize|repro ... (uapi-fuzz --help lists the options)";
+
+const COMMANDS: [&str; 4] = ["fuzz", "run", "minimize", "repro"];
+
+/// What the command line asks for.
+enum Parsed {
+    Run(Args),
+    Help,
+}
+
+/// Parses the command line (without the program name). Every command but
+/// `fuzz` takes one FILE.prog; any other word is refused, so that a typo
+/// cannot start a fuzzing run that ignores it.
+fn parse_args(argv: Vec<String>) -> Result<Parsed, String> {
+    let mut it = argv.into_iter();
+    let cmd = it.next().ok_or("no command")?;
+    if cmd == "--help" {
+        return Ok(Parsed::Help);
+    }
+    if !COMMANDS.contains(&cmd.as_str()) {
+        return Err(format!("unknown command {cmd}"));
+    }
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64);
+    let takes_file = cmd != "fuzz";
     let mut a = Args {
         cmd,
         file: None,
@@ -59,11 +123,14 @@ fn parse_args() -> Result<Args, String> {
         ccm_dev: "/dev/cxl_ccm7".into(),
         reflux: true,
         timeout_ms: 5000,
+        oracle: None,
+        max_runs: 200,
     };
     while let Some(arg) = it.next() {
         let mut val = |name: &str| it.next().ok_or(format!("{name} needs a value"));
         let num = |s: String| s.parse::<u64>().map_err(|e| format!("{s}: {e}"));
         match arg.as_str() {
+            "--help" => return Ok(Parsed::Help),
             "--seconds" => a.seconds = num(val("--seconds")?)?,
             "--corpus" => a.corpus = Some(val("--corpus")?),
             "--log" => a.log = Some(val("--log")?),
@@ -71,11 +138,15 @@ fn parse_args() -> Result<Args, String> {
             "--ccm-dev" => a.ccm_dev = val("--ccm-dev")?,
             "--timeout-ms" => a.timeout_ms = num(val("--timeout-ms")?)?,
             "--no-reflux" => a.reflux = false,
-            s if !s.starts_with("--") && a.file.is_none() => a.file = Some(s.to_string()),
+            "--oracle" => a.oracle = Some(val("--oracle")?),
+            "--max-runs" => a.max_runs = num(val("--max-runs")?)?,
+            s if takes_file && !s.starts_with("--") && a.file.is_none() => {
+                a.file = Some(s.to_string())
+            }
             s => return Err(format!("unknown argument {s}")),
         }
     }
-    Ok(a)
+    Ok(Parsed::Run(a))
 }
 
 fn read_prog(a: &Args) -> Result<Prog, String> {
@@ -118,6 +189,9 @@ fn cmd_run(a: &Args) -> Result<ExitCode, String> {
 
 fn cmd_minimize(a: &Args) -> Result<ExitCode, String> {
     let prog = read_prog(a)?;
+    if let Some(cmd) = &a.oracle {
+        return oracle::minimize(&prog, cmd, a.max_runs);
+    }
     let mut exec = executor(a)?;
     let Some(kind) = exec.run(&prog).finding() else {
         eprintln!("uapi-fuzz: the program produces no finding: nothing to minimise");
@@ -129,8 +203,7 @@ fn cmd_minimize(a: &Args) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn main_result() -> Result<ExitCode, String> {
-    let a = parse_args()?;
+fn main_result(a: Args) -> Result<ExitCode, String> {
     match a.cmd.as_str() {
         "fuzz" => {
             let cfg = fuzz::Config {
@@ -161,7 +234,18 @@ fn main_result() -> Result<ExitCode, String> {
 }
 
 fn main() -> ExitCode {
-    match main_result() {
+    let a = match parse_args(std::env::args().skip(1).collect()) {
+        Ok(Parsed::Run(a)) => a,
+        Ok(Parsed::Help) => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("uapi-fuzz: {e}\n{USAGE_HINT}");
+            return ExitCode::from(2);
+        }
+    };
+    match main_result(a) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("uapi-fuzz: {e}");
