@@ -3,62 +3,100 @@
 //!
 //! Usage: `ccm-bench --log OUT/bench-run/tests.log --out OUT/bench` (what `make bench` runs).
 
+mod input;
 mod record;
 mod report;
 
-use std::{fs, path::PathBuf, process::ExitCode};
+use std::{fs, path::Path, path::PathBuf, process::ExitCode};
 
-fn usage() -> ExitCode {
-    eprintln!(
-        "usage: ccm-bench --log TESTS.LOG --out DIR\n\
-         \n\
-         Reads the JSON lines that bench/ccm_bench printed in the VM (between the\n\
-         '##cxlstack begin bench' and 'end bench' markers of the log) and writes into DIR:\n\
-         results.json (every run), table.txt (per configuration the medians over its\n\
-         repetitions: times, host busy/idle, CCM idle, ratio to RP, spread of the times),\n\
-         one SVG per sweep with an RP run (modes, knn-a, ...: normalized to RP), and sf.svg\n\
-         and capacity.svg (the AXLE sweeps).\n\
-         Exits 1 if there is no run or a run's results failed verification."
-    );
-    ExitCode::from(2)
+use record::{Bench, Run};
+
+const USAGE: &str = "\
+usage: ccm-bench --log TESTS.LOG --out DIR
+
+Reads the JSON lines that bench/ccm_bench printed in the VM (between the
+'##cxlstack begin bench' and 'end bench' markers of the log; other lines are
+ignored) and writes into DIR:
+results.json (every run), table.txt (per configuration the medians over its
+repetitions: times, host busy/idle, CCM idle, ratio to RP, spread of the times),
+one SVG per sweep with an RP run (modes, knn-a, ...: normalized to RP), and sf.svg
+and capacity.svg (the AXLE sweeps).
+Exits 1 if there is no run, a run lacks a measured field (e2e_us ... polls,
+verified, deadlock), a run's results failed verification, or the bench section
+did not end with rc=0 (the results are still written); 2 for a usage error.";
+
+/// The command line.
+struct Args {
+    log: PathBuf,
+    out: PathBuf,
+}
+
+/// `Ok(None)` asks for the usage; `Err` is a usage error, naming its cause. An empty path is
+/// refused: as `--out ''` it would mean the current directory, which nobody asked for.
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
+    let (mut log, mut out) = (None, None);
+    while let Some(a) = args.next() {
+        let slot = match a.as_str() {
+            "--help" | "-h" => return Ok(None),
+            "--log" => &mut log,
+            "--out" => &mut out,
+            _ if a.starts_with('-') => return Err(format!("unknown option {a}")),
+            _ => return Err(format!("unexpected argument {a}")),
+        };
+        let v = args.next().ok_or(format!("{a} needs a value"))?;
+        if v.is_empty() {
+            return Err(format!("{a} needs a path, not ''"));
+        }
+        *slot = Some(PathBuf::from(v));
+    }
+    match (log, out) {
+        (Some(log), Some(out)) => Ok(Some(Args { log, out })),
+        (None, _) => Err("missing --log".into()),
+        (_, None) => Err("missing --out".into()),
+    }
 }
 
 fn main() -> ExitCode {
-    let mut log = None;
-    let mut out = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--log" => log = args.next().map(PathBuf::from),
-            "--out" => out = args.next().map(PathBuf::from),
-            _ => return usage(),
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(Some(a)) => a,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("ccm-bench: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ccm-bench: {e}");
+            ExitCode::from(1)
         }
     }
-    let (Some(log), Some(out)) = (log, out) else {
-        return usage();
-    };
-    let text = match fs::read_to_string(&log) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("ccm-bench: {}: {e}", log.display());
-            return ExitCode::from(1);
-        }
-    };
-    let runs = match record::runs_in_log(&text) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("ccm-bench: {}: {e}", log.display());
-            return ExitCode::from(1);
-        }
-    };
-    if runs.is_empty() {
-        eprintln!("ccm-bench: no benchmark run in {}", log.display());
-        return ExitCode::from(1);
+}
+
+/// Reads the log, writes the results, and judges the benchmark.
+fn run(a: &Args) -> Result<ExitCode, String> {
+    let bench = input::read(&a.log)?;
+    if bench.runs.is_empty() {
+        return Err(format!("no benchmark run in {}", a.log.display()));
     }
-    let json: Vec<String> = runs.iter().map(|r| format!("  {}", r.to_json())).collect();
+    let raw: Vec<Run> = bench.runs.iter().map(|(_, r)| r.clone()).collect();
+    let (table, files) = outputs(&raw);
+    write_files(&a.out, &files)?;
+    print!("{table}");
+    let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+    println!("written: {}", names.join(" "));
+    Ok(verdict(&raw, &bench))
+}
+
+/// The table, and every file to write with its contents.
+fn outputs(raw: &[Run]) -> (String, Vec<(String, String)>) {
+    let json: Vec<String> = raw.iter().map(|r| format!("  {}", r.to_json())).collect();
     // The table and plots show each configuration's medians over its repetitions.
-    let raw = runs;
-    let runs = report::merge(&raw);
+    let runs = report::merge(raw);
     let table = report::table(&runs);
     let mut files = vec![
         (
@@ -83,23 +121,36 @@ fn main() -> ExitCode {
     ) {
         files.push(("capacity.svg".to_string(), svg));
     }
-    if let Err(e) = fs::create_dir_all(&out) {
-        eprintln!("ccm-bench: {}: {e}", out.display());
-        return ExitCode::from(1);
+    (table, files)
+}
+
+fn write_files(out: &Path, files: &[(String, String)]) -> Result<(), String> {
+    fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    for (name, body) in files {
+        fs::write(out.join(name), body).map_err(|e| format!("{name}: {e}"))?;
     }
-    for (name, body) in &files {
-        if let Err(e) = fs::write(out.join(name), body) {
-            eprintln!("ccm-bench: {name}: {e}");
-            return ExitCode::from(1);
-        }
-    }
-    print!("{table}");
-    let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
-    println!("written: {}", names.join(" "));
+    Ok(())
+}
+
+/// Success only if every run verified and the benchmark ended with rc=0.
+fn verdict(raw: &[Run], bench: &Bench) -> ExitCode {
+    let mut ok = true;
     let failed = raw.iter().filter(|r| !r.verified()).count();
     if failed > 0 {
         eprintln!("ccm-bench: {failed} run(s) failed verification");
-        return ExitCode::from(1);
+        ok = false;
     }
-    ExitCode::SUCCESS
+    if let Some(why) = &bench.end_error {
+        eprintln!("ccm-bench: {why}");
+        ok = false;
+    }
+    if bench.unfinished {
+        eprintln!("ccm-bench: no '##cxlstack end bench': the VM stopped during the benchmark");
+        ok = false;
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

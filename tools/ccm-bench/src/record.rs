@@ -173,18 +173,82 @@ impl Parser<'_> {
     }
 }
 
-/// The runs in a VM test log: every line of the `bench` section that is a JSON object.
-pub fn runs_in_log(log: &str) -> Result<Vec<Run>, String> {
+/// The `bench` section of a VM tests log.
+#[derive(Debug, Default)]
+pub struct Bench {
+    /// Every line of the section that is a JSON object, with its line number (from 1).
+    pub runs: Vec<(usize, Run)>,
+    /// Why the benchmark did not end well (`##cxlstack end bench rc=N`, N not 0), first only.
+    pub end_error: Option<String>,
+    /// A section had no end marker: the VM stopped during the benchmark.
+    pub unfinished: bool,
+}
+
+/// What a line of the log is to the bench section.
+enum Line<'a> {
+    Begin,
+    End(Option<i64>),
+    Other(&'a [u8]),
+}
+
+fn classify(line: &[u8]) -> Line<'_> {
+    let marker = |m: &str| {
+        line.strip_prefix(m.as_bytes())
+            .filter(|r| r.is_empty() || r[0].is_ascii_whitespace())
+    };
+    if marker("##cxlstack begin bench").is_some() {
+        Line::Begin
+    } else if let Some(rest) = marker("##cxlstack end bench") {
+        let rc = std::str::from_utf8(rest).ok().map(str::trim);
+        Line::End(rc.and_then(|r| r.strip_prefix("rc=")?.parse().ok()))
+    } else {
+        Line::Other(line)
+    }
+}
+
+/// Whether the line, after leading blanks, opens a JSON object.
+fn starts_json(line: &[u8]) -> bool {
+    line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
+/// Reads the bench section of a VM tests log. The log is bytes from a serial port: only the
+/// JSON lines inside the section must be UTF-8, other lines are never decoded.
+pub fn bench_in_log(log: &[u8]) -> Result<Bench, String> {
+    let mut bench = Bench::default();
     let mut inside = false;
-    let mut runs = Vec::new();
-    for line in log.lines() {
-        if line.starts_with("##cxlstack begin bench") {
-            inside = true;
-        } else if line.starts_with("##cxlstack end bench") {
-            inside = false;
-        } else if inside && line.trim_start().starts_with('{') {
-            runs.push(parse(line)?);
+    for (i, raw) in log.split(|b| *b == b'\n').enumerate() {
+        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+        match classify(line) {
+            Line::Begin => {
+                bench.unfinished |= inside;
+                inside = true;
+            }
+            Line::End(rc) if inside => {
+                inside = false;
+                let why = match rc {
+                    Some(0) => None,
+                    Some(rc) => Some(format!("the benchmark exited with rc={rc}")),
+                    // No readable status is no proof that the benchmark ended well.
+                    None => Some(format!("line {}: no rc=N in the end marker", i + 1)),
+                };
+                bench.end_error = bench.end_error.take().or(why);
+            }
+            Line::Other(l) if inside && starts_json(l) => {
+                let text = std::str::from_utf8(l)
+                    .map_err(|e| format!("line {}: not UTF-8: {e}", i + 1))?;
+                let run = parse(text).map_err(|e| format!("line {}: {e}", i + 1))?;
+                bench.runs.push((i + 1, run));
+            }
+            _ => {}
         }
     }
-    Ok(runs)
+    bench.unfinished |= inside;
+    Ok(bench)
+}
+
+/// The runs in a VM test log: every line of the `bench` section that is a JSON object.
+#[allow(dead_code)] // The runs alone, as tests/report.rs reads them; main.rs checks the rest.
+pub fn runs_in_log(log: &str) -> Result<Vec<Run>, String> {
+    let bench = bench_in_log(log.as_bytes())?;
+    Ok(bench.runs.into_iter().map(|(_, r)| r).collect())
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use cxl_duplex::latency;
 use cxl_duplex::numa::NodeBuffer;
-use cxl_duplex::plan::{self, parse_list, parse_size};
+use cxl_duplex::plan::{self, parse_list, parse_size, PlanError};
 use cxl_duplex::report::{self, Row};
 use cxl_duplex::workers::{self, Job};
 
@@ -51,7 +51,18 @@ struct Opts {
     svg: Option<String>,
 }
 
-fn parse(args: &[String]) -> Result<Opts, String> {
+/// The commands of the synopsis; anything else in first place is a usage error.
+const COMMANDS: [&str; 4] = ["bw", "sweep", "scaling", "latency"];
+
+/// What the command line asks for: a run, or the help (exit 0, on stdout).
+enum Request {
+    Run(Opts),
+    Help,
+}
+
+/// Parses the command line; `Err` is a usage error (exit 2): a malformed or out-of-range value is
+/// the user's to fix before anything is allocated, unlike a node or buffer the run refuses.
+fn parse(args: &[String]) -> Result<Request, String> {
     let mut o = Opts {
         cmd: "bw".into(),
         node: 0,
@@ -67,70 +78,97 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         svg: None,
     };
     let mut it = args.iter().peekable();
-    if let Some(c) = it.peek() {
-        if !c.starts_with("--") {
-            o.cmd = (*c).clone();
-            it.next();
+    if let Some(c) = it.next_if(|c| !c.starts_with("--")) {
+        if !COMMANDS.contains(&c.as_str()) {
+            return Err(format!("unknown command {c}"));
         }
+        o.cmd = c.clone();
     }
     while let Some(a) = it.next() {
-        let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
-        let bad = |v: &str| format!("{a}: cannot use {v:?}");
-        match a.as_str() {
-            "--node" => {
-                let v = val()?;
-                o.node = v.parse().map_err(|_| bad(&v))?;
-            }
-            "--size" => {
-                let v = val()?;
-                o.size = parse_size(&v).filter(|s| *s > 0).ok_or_else(|| bad(&v))?;
-            }
-            "--block" => {
-                let v = val()?;
-                o.block = parse_size(&v).ok_or_else(|| bad(&v))?;
-            }
-            "--pattern" => {
-                let v = val()?;
-                o.random = match v.as_str() {
-                    "rand" => true,
-                    "seq" => false,
-                    _ => return Err(bad(&v)),
-                };
-            }
-            "--read" => {
-                let v = val()?;
-                o.reads = Some(parse_list(&v).ok_or_else(|| bad(&v))?);
-            }
-            "--threads" => {
-                let v = val()?;
-                o.threads = Some(parse_list(&v).ok_or_else(|| bad(&v))?);
-            }
-            "--rate" => {
-                let v = val()?;
-                o.rate = Some(parse_size(&v).filter(|r| *r > 0).ok_or_else(|| bad(&v))?);
-            }
-            "--duration-ms" => {
-                let v = val()?;
-                let ms: u64 = v.parse().ok().filter(|m| *m > 0).ok_or_else(|| bad(&v))?;
-                o.duration = Duration::from_millis(ms);
-            }
-            "--load-threads" => {
-                let v = val()?;
-                o.load_threads = v
-                    .parse()
-                    .ok()
-                    .filter(|t| (1..=plan::MAX_THREADS).contains(t))
-                    .ok_or_else(|| bad(&v))?;
-            }
-            "--json" => o.json = true,
-            "--svg" => o.svg = Some(val()?),
-            "-h" | "--help" => return Err(String::new()),
-            _ => return Err(format!("unknown option {a}")),
+        if a == "--help" {
+            return Ok(Request::Help);
         }
+        set_option(&mut o, a, &mut it)?;
     }
-    Ok(o)
+    check_ranges(&o)?;
+    Ok(Request::Run(o))
 }
 
+/// Applies option `a`, taking its value from `rest` if it has one.
+fn set_option<'a>(
+    o: &mut Opts,
+    a: &str,
+    rest: &mut impl Iterator<Item = &'a String>,
+) -> Result<(), String> {
+    let mut val = || rest.next().cloned().ok_or(format!("{a} needs a value"));
+    let bad = |v: &str| format!("{a}: cannot use {v:?}");
+    match a {
+        "--node" => {
+            let v = val()?;
+            o.node = v.parse().map_err(|_| bad(&v))?;
+        }
+        "--size" => {
+            let v = val()?;
+            o.size = parse_size(&v).filter(|s| *s > 0).ok_or_else(|| bad(&v))?;
+        }
+        "--block" => {
+            let v = val()?;
+            o.block = parse_size(&v).ok_or_else(|| bad(&v))?;
+        }
+        "--pattern" => {
+            let v = val()?;
+            o.random = match v.as_str() {
+                "rand" => true,
+                "seq" => false,
+                _ => return Err(bad(&v)),
+            };
+        }
+        "--read" => {
+            let v = val()?;
+            o.reads = Some(parse_list(&v).ok_or_else(|| bad(&v))?);
+        }
+        "--threads" => {
+            let v = val()?;
+            o.threads = Some(parse_list(&v).ok_or_else(|| bad(&v))?);
+        }
+        "--rate" => {
+            let v = val()?;
+            o.rate = Some(parse_size(&v).filter(|r| *r > 0).ok_or_else(|| bad(&v))?);
+        }
+        "--duration-ms" => {
+            let v = val()?;
+            let ms: u64 = v.parse().ok().filter(|m| *m > 0).ok_or_else(|| bad(&v))?;
+            o.duration = Duration::from_millis(ms);
+        }
+        "--load-threads" => {
+            let v = val()?;
+            o.load_threads = v
+                .parse()
+                .ok()
+                .filter(|t| (1..=plan::MAX_THREADS).contains(t))
+                .ok_or_else(|| bad(&v))?;
+        }
+        "--json" => o.json = true,
+        "--svg" => o.svg = Some(val()?),
+        _ => return Err(format!("unknown option {a}")),
+    }
+    Ok(())
+}
+
+/// Refuses blocks, thread counts and read ratios out of range, naming the option: they are
+/// command-line errors like malformed values, found before any memory is placed.
+fn check_ranges(o: &Opts) -> Result<(), String> {
+    let reads = o.reads.as_deref().unwrap_or_default();
+    let threads = o.threads.as_deref().unwrap_or_default();
+    plan::check_values(reads, threads, o.block).map_err(|e| {
+        let opt = match e {
+            PlanError::BadRatio(_) => "--read",
+            PlanError::BadThreads(_) => "--threads",
+            _ => "--block",
+        };
+        format!("{opt}: {e}")
+    })
+}
 fn bandwidth_row(o: &Opts, buf: &NodeBuffer, read_percent: u32, threads: u32) -> Row {
     let job = Job {
         block: o.block,
@@ -195,10 +233,18 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
             .map(|p| bandwidth_row(o, &buf, p.read_percent, p.threads))
             .collect());
     }
-    latency::build_chain(&buf, 0x5eed);
-    let lines = (buf.len() / latency::LINE) as u64;
-    let loads = (lines * 4).clamp(1 << 16, 1 << 24);
-    let idle = latency::chase(&buf, loads);
+    latency_rows(o, &buf, &points, size)
+}
+
+/// The idle chase of `buf`, then one chase per point under load on a second buffer of the node.
+fn latency_rows(
+    o: &Opts,
+    buf: &NodeBuffer,
+    points: &[plan::Point],
+    size: usize,
+) -> Result<Vec<Row>, String> {
+    latency::build_chain(buf, 0x5eed);
+    let idle = latency::chase(buf, o.duration);
     let base = Row {
         node: buf.node(),
         pattern: "rand",
@@ -208,8 +254,9 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
     let mut rows = vec![Row {
         kind: "latency-idle",
         threads: 0,
-        latency_ns: Some(idle),
-        ops: loads,
+        latency_ns: Some(idle.ns_per_load),
+        ops: idle.loads,
+        elapsed_ms: idle.elapsed_ns as f64 / 1e6,
         ..base.clone()
     }];
     let load = NodeBuffer::new(o.node, size)?;
@@ -222,7 +269,7 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
             duration: o.duration,
             rate: o.rate,
         };
-        let (ns, out) = latency::loaded(&buf, loads, &load, &job);
+        let (chase, out) = latency::loaded(buf, &load, &job);
         let secs = out.elapsed_ns.max(1) as f64 / 1e9;
         rows.push(Row {
             kind: "latency-loaded",
@@ -231,7 +278,7 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
             gbps: out.bandwidth() / 1e9,
             read_gbps: out.read_bytes as f64 / secs / 1e9,
             write_gbps: out.write_bytes as f64 / secs / 1e9,
-            latency_ns: Some(ns),
+            latency_ns: Some(chase.ns_per_load),
             ops: out.ops,
             elapsed_ms: secs * 1e3,
             checksum: out.checksum,
@@ -244,11 +291,13 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let o = match parse(&args) {
-        Ok(o) => o,
+        Ok(Request::Run(o)) => o,
+        Ok(Request::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
-            if !e.is_empty() {
-                eprintln!("cxl-duplex: {e}");
-            }
+            eprintln!("cxl-duplex: {e}");
             eprintln!("{USAGE}");
             return ExitCode::from(2);
         }

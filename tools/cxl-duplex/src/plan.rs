@@ -67,15 +67,7 @@ pub fn sweep(
     if ratios.is_empty() || threads.is_empty() {
         return Err(PlanError::Empty);
     }
-    if let Some(r) = ratios.iter().find(|r| **r > 100) {
-        return Err(PlanError::BadRatio(*r));
-    }
-    if let Some(t) = threads.iter().find(|t| **t == 0 || **t > MAX_THREADS) {
-        return Err(PlanError::BadThreads(*t));
-    }
-    if !block.is_power_of_two() || !(MIN_BLOCK..=MAX_BLOCK).contains(&block) {
-        return Err(PlanError::BadBlock(block));
-    }
+    check_values(ratios, threads, block)?;
     let most = u64::from(threads.iter().copied().max().unwrap_or(1));
     let needed = most * block;
     if buffer < needed {
@@ -90,6 +82,22 @@ pub fn sweep(
             })
         })
         .collect())
+}
+
+/// Checks the values an option can get wrong on its own (ratios, thread counts, the block), so
+/// that the command line can refuse them before any buffer exists; the buffer size is checked
+/// against them by [`sweep`].
+pub fn check_values(ratios: &[u32], threads: &[u32], block: u64) -> Result<(), PlanError> {
+    if let Some(r) = ratios.iter().find(|r| **r > 100) {
+        return Err(PlanError::BadRatio(*r));
+    }
+    if let Some(t) = threads.iter().find(|t| **t == 0 || **t > MAX_THREADS) {
+        return Err(PlanError::BadThreads(*t));
+    }
+    if !block.is_power_of_two() || !(MIN_BLOCK..=MAX_BLOCK).contains(&block) {
+        return Err(PlanError::BadBlock(block));
+    }
+    Ok(())
 }
 
 /// Parses a list such as `0,25,50` or a range with a step such as `0-100:10`.

@@ -9,7 +9,7 @@
 //! one block), and [`accounting_cost`] measures what that bookkeeping costs per operation.
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -98,6 +98,17 @@ unsafe fn write_block(p: *mut u8, block: u64, v: u64) {
 
 /// Runs `job` on `buf` until its duration has passed or `stop` is set.
 pub fn run(buf: &NodeBuffer, job: &Job, stop: Option<&AtomicBool>) -> Outcome {
+    run_counted(buf, job, stop, None)
+}
+
+/// As [`run`], and each thread adds 1 to `working` once it has done its first batch: a
+/// measurement under this load waits for that, or it could run before the load has started.
+pub fn run_counted(
+    buf: &NodeBuffer,
+    job: &Job,
+    stop: Option<&AtomicBool>,
+    working: Option<&AtomicUsize>,
+) -> Outcome {
     let threads = job.threads.max(1) as usize;
     let part = (buf.len() / threads) as u64 / job.block * job.block;
     let blocks = (part / job.block).max(1);
@@ -109,7 +120,7 @@ pub fn run(buf: &NodeBuffer, job: &Job, stop: Option<&AtomicBool>) -> Outcome {
                 let start = &start;
                 s.spawn(move || {
                     let mine = base + i * part as usize;
-                    worker(mine, blocks, i as u32, job, start, stop)
+                    worker(mine, blocks, i as u32, job, start, stop, working)
                 })
             })
             .collect();
@@ -131,6 +142,7 @@ fn worker(
     job: &Job,
     start: &Barrier,
     stop: Option<&AtomicBool>,
+    working: Option<&AtomicUsize>,
 ) -> Outcome {
     let mut mix = Mix::new(job.read_percent, index.wrapping_mul(37));
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (u64::from(index) + 1));
@@ -176,6 +188,9 @@ fn worker(
                 out.write_bytes += job.block;
             }
             out.ops += 1;
+        }
+        if let Some(w) = working.filter(|_| out.ops == batch(job.block)) {
+            w.fetch_add(1, Ordering::Relaxed);
         }
         now = t0.elapsed().as_nanos() as u64;
     }

@@ -30,7 +30,9 @@ pub struct Outcome {
 /// Reads the log and, if at least one paradigm ran, writes the outputs into `out`. An error
 /// (an unreadable log, a malformed line, an unwritable output) names what failed.
 pub fn run(log: &Path, out: &Path) -> Result<Outcome, String> {
-    let text = std::fs::read_to_string(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let bytes = std::fs::read(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    // A serial log: noise that is not UTF-8 belongs to the other lines, which are ignored.
+    let text = String::from_utf8_lossy(&bytes);
     let bench = log::parse_log(&text).map_err(|e| format!("{}: {e}", log.display()))?;
     let report = report::Report::new(&bench);
     let problems = report.problems();

@@ -28,6 +28,8 @@ extern "C" fn on_term(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
 }
 
+const USAGE: &str = "usage: reflux-engine FILE WINDOW_OFFSET [POLL_US]";
+
 fn parse(s: &str) -> Option<usize> {
     match s.strip_prefix("0x") {
         Some(h) => usize::from_str_radix(h, 16).ok(),
@@ -35,13 +37,49 @@ fn parse(s: &str) -> Option<usize> {
     }
 }
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
-    let (Some(path), Some(window)) = (args.get(1), args.get(2).and_then(|s| parse(s))) else {
-        eprintln!("usage: reflux-engine FILE WINDOW_OFFSET [POLL_US]");
-        return ExitCode::from(2);
+/// The command line.
+struct Args {
+    path: String,
+    window: usize,
+    poll: Duration,
+}
+
+/// `Ok(None)` is a request for the usage; `Err(())` a usage error. A malformed POLL_US or an
+/// extra argument is refused, not replaced by the default or dropped: the engine would
+/// otherwise run with a setting nobody asked for.
+fn parse_args(args: &[String]) -> Result<Option<Args>, ()> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        return Ok(None);
+    }
+    let [path, window, rest @ ..] = args else {
+        return Err(());
     };
-    let poll = Duration::from_micros(args.get(3).and_then(|s| parse(s)).unwrap_or(200) as u64);
+    let poll_us = match rest {
+        [] => 200,
+        [p] => parse(p).ok_or(())?,
+        _ => return Err(()),
+    };
+    Ok(Some(Args {
+        path: path.clone(),
+        window: parse(window).ok_or(())?,
+        poll: Duration::from_micros(poll_us as u64),
+    }))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Args { path, window, poll } = match parse_args(&args) {
+        Ok(Some(a)) => a,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(()) => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let path = &path;
     let file = match OpenOptions::new().read(true).write(true).open(path) {
         Ok(f) => f,
         Err(e) => {

@@ -39,13 +39,24 @@
 //! line is indented, only the results at the deepest indentation present
 //! are counted; otherwise the top-level ones are.
 //!
+//! Two lines of TAP are read only at the very start of a line, that is at
+//! the suite's own top level (not in `# `-prefixed output of a program the
+//! suite ran, nor in indented KTAP subtests): `Bail out! <reason>` and the
+//! plan `1..N` (the sum, if there are several).
+//!
 //! Per suite, once it has ended:
 //!
+//! - a `Bail out!`: failure `suite <name> bailed out: <reason>`;
 //! - `rc=0` with no result at all: failure `suite <name> ran no test`;
 //! - `rc=4` (kselftest `KSFT_SKIP`) with no passed or failed test: the
 //!   suite is skipped (one skip, unless it already reported its skips);
 //! - any other non-zero `rc` without a failed test: failure
-//!   `suite <name> exited with rc=<n>`.
+//!   `suite <name> exited with rc=<n>`;
+//! - `rc=0`, no failure so far, no indented result (plain TAP, not KTAP)
+//!   and fewer results than planned: failure
+//!   `suite <name> planned <N> tests, reported <M>` (the missing tests did
+//!   not run). More results than planned are not a failure: the init may
+//!   add its own results after a program's.
 //!
 //! A suite that is still running at the next `begin`, at `done` or at the
 //! end of the log is a failure `suite <name> did not finish` (its results

@@ -1,8 +1,10 @@
 //! TAP / KTAP result lines and how the results of one suite are counted.
 //!
-//! Only result lines matter here: `ok <N> [- ]<description> [# directive]`
-//! and `not ok ...`, possibly indented. Comments (`# ...`), version lines and
-//! plans (`1..N`) are not results.
+//! Result lines are `ok <N> [- ]<description> [# directive]` and
+//! `not ok ...`, possibly indented. Comments (`# ...`), version lines and
+//! plans (`1..N`) are not results. Two more lines are read, only at the start
+//! of a line (the suite's own top level, not the `# `-prefixed output of a
+//! program a suite runs): a plan (`1..N`), and `Bail out!`.
 
 use crate::tally::Tally;
 
@@ -122,6 +124,26 @@ fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
         .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
 }
 
+/// Parses `line` as a plan `1..N` at the start of the line (a directive such
+/// as `# SKIP` may follow); `None` for anything else, an indented plan too:
+/// that one belongs to nested KTAP subtests.
+pub fn parse_plan(line: &str) -> Option<u64> {
+    let rest = line.strip_prefix("1..")?;
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    if end == 0 || !(rest[end..].is_empty() || rest[end..].starts_with([' ', '\t'])) {
+        return None;
+    }
+    rest[..end].parse().ok()
+}
+
+/// The reason of a `Bail out!` line (TAP's abort of the run) at the start of
+/// the line; `None` for any other line.
+pub fn parse_bail_out(line: &str) -> Option<&str> {
+    line.strip_prefix("Bail out!").map(str::trim)
+}
+
 /// Counts the results of one suite.
 ///
 /// If any result is indented (KTAP subtests), only the results at the
@@ -233,6 +255,34 @@ mod tests {
         ] {
             assert_eq!(parse_result(line), None, "{line:?}");
         }
+    }
+
+    #[test]
+    fn plans() {
+        assert_eq!(parse_plan("1..3"), Some(3));
+        assert_eq!(parse_plan("1..0 # SKIP no device"), Some(0));
+        assert_eq!(parse_plan("1..12\t"), Some(12));
+        for line in [
+            "    1..2",
+            "# 1..9",
+            "1..",
+            "1..x",
+            "1..3x",
+            "2..3",
+            "ok 1 x",
+            "1..99999999999999999999",
+        ] {
+            assert_eq!(parse_plan(line), None, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn bail_out() {
+        assert_eq!(parse_bail_out("Bail out! no device"), Some("no device"));
+        assert_eq!(parse_bail_out("Bail out!"), Some(""));
+        assert_eq!(parse_bail_out("# Bail out! nested"), None);
+        assert_eq!(parse_bail_out("    Bail out! subtest"), None);
+        assert_eq!(parse_bail_out("bail out! x"), None);
     }
 
     #[test]

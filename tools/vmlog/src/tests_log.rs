@@ -2,7 +2,7 @@
 //! suite (see the crate documentation for the protocol).
 
 use crate::tally::Tally;
-use crate::tap::{parse_result, tally_results, TapResult};
+use crate::tap::{parse_bail_out, parse_plan, parse_result, tally_results, TapResult};
 
 /// The marker that starts every protocol line.
 pub const MARKER: &str = "##cxlstack";
@@ -70,6 +70,47 @@ fn split_marker(line: &str) -> (&str, Option<&str>) {
 struct OpenSuite {
     name: String,
     results: Vec<TapResult>,
+    /// The sum of the plans `1..N` at the start of a line.
+    planned: u64,
+    /// The reason of the first `Bail out!` at the start of a line.
+    bail_out: Option<String>,
+}
+
+impl OpenSuite {
+    fn new(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            results: Vec::new(),
+            planned: 0,
+            bail_out: None,
+        }
+    }
+
+    /// Takes in one line of the suite's output.
+    fn read(&mut self, output: &str) {
+        if let Some(result) = parse_result(output) {
+            self.results.push(result);
+        } else if let Some(n) = parse_plan(output) {
+            self.planned = self.planned.saturating_add(n);
+        } else if let Some(reason) = parse_bail_out(output) {
+            self.bail_out.get_or_insert_with(|| reason.to_string());
+        }
+    }
+
+    /// `(planned, reported)` if the suite is plain TAP and reported fewer
+    /// results than its plans announced: the missing tests did not run.
+    ///
+    /// Only plain TAP (no indented result) is checked. In KTAP a plan at the
+    /// start of a line may announce the indented subtests (KUnit's debugfs
+    /// results of older kernels) or the one suite line (newer ones), and a
+    /// missing subtest already shows as the suite's `not ok`.
+    fn missing_results(&self) -> Option<(u64, u64)> {
+        if self.results.iter().any(|r| r.indent > 0) {
+            return None;
+        }
+        let reported = self.results.len() as u64;
+        (reported < self.planned).then_some((self.planned, reported))
+    }
 }
 
 /// Counts the tests log `text`: every suite's results, plus the failures
@@ -84,9 +125,7 @@ pub fn tally_tests_log(text: &str) -> Tally {
         let line = raw.trim_end_matches('\r');
         let (output, marker) = split_marker(line);
         if let Some(suite) = open.as_mut() {
-            if let Some(result) = parse_result(output) {
-                suite.results.push(result);
-            }
+            suite.read(output);
         }
         let Some(marker_text) = marker else {
             continue;
@@ -96,10 +135,7 @@ pub fn tally_tests_log(text: &str) -> Tally {
                 if let Some(suite) = open.take() {
                     tally.absorb(unfinished(suite));
                 }
-                open = Some(OpenSuite {
-                    name: name.to_string(),
-                    results: Vec::new(),
-                });
+                open = Some(OpenSuite::new(name));
             }
             Marker::End(name, rc) => match open.take() {
                 Some(suite) if suite.name == name => tally.absorb(finished(suite, rc)),
@@ -133,9 +169,16 @@ pub fn tally_tests_log(text: &str) -> Tally {
 }
 
 /// Counts a suite that ended with exit status `rc`.
+///
+/// Besides its results the suite fails once for the first that applies: a
+/// `Bail out!`; a non-zero `rc` (but KSFT_SKIP) without a failed test; `rc=0`
+/// with no result; `rc=0`, no failure, and fewer results than planned.
 fn finished(suite: OpenSuite, rc: i64) -> Tally {
     let name = &suite.name;
     let mut tally = tally_results(name, &suite.results);
+    if let Some(reason) = &suite.bail_out {
+        tally.fail(format!("suite {name} bailed out: {reason}"));
+    }
     if rc == 0 {
         if tally.total() == 0 {
             tally.fail(format!("suite {name} ran no test"));
@@ -147,6 +190,13 @@ fn finished(suite: OpenSuite, rc: i64) -> Tally {
         }
     } else if tally.failed == 0 {
         tally.fail(format!("suite {name} exited with rc={rc}"));
+    }
+    if rc == 0 && tally.failed == 0 {
+        if let Some((planned, reported)) = suite.missing_results() {
+            tally.fail(format!(
+                "suite {name} planned {planned} tests, reported {reported}"
+            ));
+        }
     }
     tally
 }
@@ -321,6 +371,67 @@ mod tests {
                 "tests log: malformed marker line \"##cxlstack bogus\"".to_string(),
             ]
         );
+    }
+
+    #[test]
+    fn fewer_results_than_planned() {
+        let log = "##cxlstack begin a\nTAP version 13\n1..3\nok 1 x\nok 2 y\n##cxlstack end a rc=0\n##cxlstack done\n";
+        let t = tally_tests_log(log);
+        assert_eq!(counts(&t), (2, 1, 0));
+        assert_eq!(
+            t.failures,
+            vec!["suite a planned 3 tests, reported 2".to_string()]
+        );
+        // More results than planned (the init's own results after a program's): not a failure.
+        let log =
+            "##cxlstack begin a\n1..1\nok 1 x\nok 2 y\n##cxlstack end a rc=0\n##cxlstack done\n";
+        assert_eq!(counts(&tally_tests_log(log)), (2, 0, 0));
+    }
+
+    #[test]
+    fn only_top_level_plans_of_plain_tap_count() {
+        // The `# `-prefixed output of a program a suite ran (tap_show).
+        let log = "##cxlstack begin a\n# 1..9\n# ok 1 inner\nok 1 outer\n##cxlstack end a rc=0\n##cxlstack done\n";
+        assert_eq!(counts(&tally_tests_log(log)), (1, 0, 0));
+        // KUnit's debugfs results: the plan announces the indented subtests
+        // (older kernels) or the one suite line (newer ones).
+        let log = "##cxlstack begin k\nKTAP version 1\n# Subtest: s\n1..2\n    ok 1 a\n    ok 2 b\nok 1 s\n##cxlstack end k rc=0\n##cxlstack done\n";
+        assert_eq!(counts(&tally_tests_log(log)), (2, 0, 0));
+        let log = "##cxlstack begin k\nKTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: s\n    1..3\n    ok 1 a\n    ok 2 b\n    ok 3 c\nok 1 s\n##cxlstack end k rc=0\n##cxlstack done\n";
+        assert_eq!(counts(&tally_tests_log(log)), (3, 0, 0));
+    }
+
+    #[test]
+    fn plan_shortfall_after_a_failure_is_not_counted_again() {
+        // A crash: the rc says it.
+        let log = "##cxlstack begin a\n1..3\nok 1 x\n##cxlstack end a rc=139\n##cxlstack done\n";
+        let t = tally_tests_log(log);
+        assert_eq!(t.failures, vec!["suite a exited with rc=139".to_string()]);
+        // ksft_exit_skip after the plan: the suite is skipped as a whole.
+        let log = "##cxlstack begin a\n1..3\nok 1 # SKIP no device\n##cxlstack end a rc=4\n##cxlstack done\n";
+        assert_eq!(counts(&tally_tests_log(log)), (0, 0, 1));
+    }
+
+    #[test]
+    fn bail_out_fails_the_suite() {
+        let log = "##cxlstack begin a\n1..3\nok 1 x\nBail out! no device\n##cxlstack end a rc=0\n##cxlstack done\n";
+        let t = tally_tests_log(log);
+        assert_eq!(counts(&t), (1, 1, 0));
+        assert_eq!(
+            t.failures,
+            vec!["suite a bailed out: no device".to_string()]
+        );
+        // ksft_exit_fail_msg: the reason, not the rc.
+        let log =
+            "##cxlstack begin a\nBail out! open: ENOENT\n##cxlstack end a rc=1\n##cxlstack done\n";
+        let t = tally_tests_log(log);
+        assert_eq!(
+            t.failures,
+            vec!["suite a bailed out: open: ENOENT".to_string()]
+        );
+        // Nested in a program's output, or outside a suite: not this suite's.
+        let log = "Bail out! early\n##cxlstack begin a\n# Bail out! inner\nok 1 x\n##cxlstack end a rc=0\n##cxlstack done\n";
+        assert_eq!(counts(&tally_tests_log(log)), (1, 0, 0));
     }
 
     #[test]
