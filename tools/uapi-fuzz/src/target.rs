@@ -24,6 +24,26 @@ fn exists(p: &str) -> bool {
     std::path::Path::new(p).exists()
 }
 
+/// `wanted` if it exists, or else the highest-numbered `/dev/cxl_ccmN` (how many devices the
+/// software device makes depends on its memory window), so that `ccm_open dev=0` reaches a
+/// device; `wanted` if there is none at all.
+fn ccm_device(wanted: &str) -> String {
+    if exists(wanted) {
+        return wanted.to_string();
+    }
+    let last = (0..64u32)
+        .rev()
+        .map(|n| format!("/dev/cxl_ccm{n}"))
+        .find(|p| exists(p));
+    match last {
+        Some(p) => {
+            eprintln!("uapi-fuzz: {wanted} is missing: fuzzing {p}");
+            p
+        }
+        None => wanted.to_string(),
+    }
+}
+
 impl Target {
     pub fn discover(ccm_dev: &str, reflux: bool) -> Target {
         let cfs = "/sys/kernel/config";
@@ -50,7 +70,7 @@ impl Target {
             .filter(|&i| exists(&format!("{debugfs}/{}", DBG_FILES[i as usize])))
             .collect();
         Target {
-            ccm_dev: ccm_dev.to_string(),
+            ccm_dev: ccm_device(ccm_dev),
             reflux_dev: "/dev/reflux0".to_string(),
             configfs,
             debugfs,
