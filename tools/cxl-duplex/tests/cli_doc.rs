@@ -7,11 +7,14 @@
 //! most 500 ms on node 0 (the doc's "Output on this machine" section runs the
 //! tool on an ordinary one-node host).
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[allow(dead_code)] // not every test uses every helper
+#[path = "../../cli-test-support/cli_support.rs"]
+mod cli_support;
+use cli_support::{
+    assert_help_mentions, assert_usage_error, parse_json, run_bounded, Cwd, Out, TempDir, J,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cxl-duplex");
 
@@ -21,86 +24,16 @@ const SMALL: &[&str] = &["--size", "1M", "--duration-ms", "20"];
 // ---------------------------------------------------------------------------
 // Harness
 
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "cli_doc-cxl-duplex-{}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst),
-            tag
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Runs the binary with a timeout (killed past it), output into files so
-/// that nothing can block on a full pipe. Asserts that it did not panic.
-fn run_t(args: &[&str], timeout: Duration) -> Out {
-    let tmp = TempDir::new("run");
-    let so = tmp.path().join("stdout");
-    let se = tmp.path().join("stderr");
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(File::create(&so).unwrap())
-        .stderr(File::create(&se).unwrap())
-        .spawn()
-        .expect("spawn cxl-duplex");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("cxl-duplex {args:?} still running after {timeout:?}: killed");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let out = Out {
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&std::fs::read(&so).unwrap()).into_owned(),
-        stderr: String::from_utf8_lossy(&std::fs::read(&se).unwrap()).into_owned(),
-    };
-    assert!(
-        !out.stderr.contains("panicked at")
-            && !out.stdout.contains("panicked at")
-            && out.code != Some(101),
-        "cxl-duplex {args:?} panicked (code {:?}):\n{}",
-        out.code,
-        out.stderr
-    );
+/// Runs the binary with a timeout (killed past it). Asserts that it did not
+/// panic or die of a signal.
+fn run(args: &[&str]) -> Out {
+    let out = run_bounded(BIN, args, Cwd::Inherit, Duration::from_secs(10));
     assert!(
         out.code.is_some(),
         "cxl-duplex {args:?} died of a signal: {}",
         out.stderr
     );
     out
-}
-
-fn run(args: &[&str]) -> Out {
-    run_t(args, Duration::from_secs(10))
 }
 
 fn with(base: &[&str], more: &[&str]) -> Vec<String> {
@@ -115,224 +48,12 @@ fn run_v(args: &[String]) -> Out {
     run(&a)
 }
 
-// ---------------------------------------------------------------------------
-// A minimal strict JSON parser (no dependencies available).
-
-#[allow(dead_code)]
-#[derive(Debug, Clone, PartialEq)]
-enum J {
-    Null,
-    Bool(bool),
-    Num(f64),
-    Str(String),
-    Arr(Vec<J>),
-    Obj(Vec<(String, J)>),
-}
-
-#[allow(dead_code)]
-impl J {
-    fn get(&self, k: &str) -> Option<&J> {
-        match self {
-            J::Obj(m) => m.iter().find(|(kk, _)| kk == k).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-    fn num(&self) -> Option<f64> {
-        match self {
-            J::Num(n) => Some(*n),
-            _ => None,
-        }
-    }
-    fn arr(&self) -> Option<&[J]> {
-        match self {
-            J::Arr(a) => Some(a),
-            _ => None,
-        }
-    }
-    fn str(&self) -> Option<&str> {
-        match self {
-            J::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-    fn f(&self, k: &str) -> f64 {
-        self.get(k)
-            .and_then(J::num)
-            .unwrap_or_else(|| panic!("field {k} is not a number in {self:?}"))
-    }
-}
-
-fn parse_json(s: &str) -> Result<J, String> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let v = j_value(b, &mut i)?;
-    j_ws(b, &mut i);
-    if i != b.len() {
-        return Err(format!("trailing bytes at {i}"));
-    }
-    Ok(v)
-}
-
-fn j_ws(b: &[u8], i: &mut usize) {
-    while *i < b.len() && matches!(b[*i], b' ' | b'\t' | b'\n' | b'\r') {
-        *i += 1;
-    }
-}
-
-fn j_lit(b: &[u8], i: &mut usize, lit: &str, v: J) -> Result<J, String> {
-    if b[*i..].starts_with(lit.as_bytes()) {
-        *i += lit.len();
-        Ok(v)
-    } else {
-        Err(format!("bad literal at {i}"))
-    }
-}
-
-fn j_value(b: &[u8], i: &mut usize) -> Result<J, String> {
-    j_ws(b, i);
-    match b.get(*i) {
-        Some(b'{') => {
-            *i += 1;
-            let mut m = Vec::new();
-            j_ws(b, i);
-            if b.get(*i) == Some(&b'}') {
-                *i += 1;
-                return Ok(J::Obj(m));
-            }
-            loop {
-                j_ws(b, i);
-                let k = j_string(b, i)?;
-                j_ws(b, i);
-                if b.get(*i) != Some(&b':') {
-                    return Err(format!("expected : at {i}"));
-                }
-                *i += 1;
-                let v = j_value(b, i)?;
-                m.push((k, v));
-                j_ws(b, i);
-                match b.get(*i) {
-                    Some(b',') => *i += 1,
-                    Some(b'}') => {
-                        *i += 1;
-                        return Ok(J::Obj(m));
-                    }
-                    _ => return Err(format!("expected , or }} at {i}")),
-                }
-            }
-        }
-        Some(b'[') => {
-            *i += 1;
-            let mut a = Vec::new();
-            j_ws(b, i);
-            if b.get(*i) == Some(&b']') {
-                *i += 1;
-                return Ok(J::Arr(a));
-            }
-            loop {
-                a.push(j_value(b, i)?);
-                j_ws(b, i);
-                match b.get(*i) {
-                    Some(b',') => *i += 1,
-                    Some(b']') => {
-                        *i += 1;
-                        return Ok(J::Arr(a));
-                    }
-                    _ => return Err(format!("expected , or ] at {i}")),
-                }
-            }
-        }
-        Some(b'"') => Ok(J::Str(j_string(b, i)?)),
-        Some(b't') => j_lit(b, i, "true", J::Bool(true)),
-        Some(b'f') => j_lit(b, i, "false", J::Bool(false)),
-        Some(b'n') => j_lit(b, i, "null", J::Null),
-        Some(c) if *c == b'-' || c.is_ascii_digit() => {
-            let st = *i;
-            while *i < b.len() && matches!(b[*i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
-                *i += 1;
-            }
-            let t = std::str::from_utf8(&b[st..*i]).unwrap();
-            t.parse::<f64>()
-                .map(J::Num)
-                .map_err(|_| format!("bad number {t:?}"))
-        }
-        _ => Err(format!("unexpected byte at {i}")),
-    }
-}
-
-fn j_string(b: &[u8], i: &mut usize) -> Result<String, String> {
-    if b.get(*i) != Some(&b'"') {
-        return Err(format!("expected string at {i}"));
-    }
-    *i += 1;
-    let mut out = String::new();
-    loop {
-        match b.get(*i) {
-            None => return Err("unterminated string".into()),
-            Some(b'"') => {
-                *i += 1;
-                return Ok(out);
-            }
-            Some(b'\\') => {
-                *i += 1;
-                match b.get(*i) {
-                    Some(b'n') => out.push('\n'),
-                    Some(b't') => out.push('\t'),
-                    Some(b'r') => out.push('\r'),
-                    Some(b'b') => out.push('\u{8}'),
-                    Some(b'f') => out.push('\u{c}'),
-                    Some(b'/') => out.push('/'),
-                    Some(b'\\') => out.push('\\'),
-                    Some(b'"') => out.push('"'),
-                    Some(b'u') => {
-                        let h = b.get(*i + 1..*i + 5).ok_or("short \\u")?;
-                        let h = std::str::from_utf8(h).map_err(|e| e.to_string())?;
-                        let c = u32::from_str_radix(h, 16).map_err(|e| e.to_string())?;
-                        out.push(char::from_u32(c).unwrap_or('\u{fffd}'));
-                        *i += 4;
-                    }
-                    _ => return Err(format!("bad escape at {i}")),
-                }
-                *i += 1;
-            }
-            Some(c) if *c < 0x20 => return Err(format!("control byte in string at {i}")),
-            Some(_) => {
-                let st = *i;
-                while *i < b.len() && b[*i] != b'"' && b[*i] != b'\\' && b[*i] >= 0x20 {
-                    *i += 1;
-                }
-                out.push_str(std::str::from_utf8(&b[st..*i]).unwrap());
-            }
-        }
-    }
-}
-
 /// Parses `--json` stdout: an array of row objects.
 fn rows(o: &Out) -> Vec<J> {
     assert_eq!(o.code, Some(0), "run failed: {}", o.stderr);
     let v =
         parse_json(&o.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", o.stdout));
     v.arr().expect("JSON output is an array").to_vec()
-}
-
-fn assert_usage_error(o: &Out, args: &[&str], names: &[&str]) {
-    assert_eq!(
-        o.code,
-        Some(2),
-        "cxl-duplex {args:?}: expected exit status 2, stderr: {}",
-        o.stderr
-    );
-    assert!(
-        o.stdout.is_empty(),
-        "cxl-duplex {args:?}: nothing may be measured, stdout: {}",
-        o.stdout
-    );
-    for n in names {
-        assert!(
-            o.stderr.contains(n),
-            "cxl-duplex {args:?}: stderr does not name {n:?}: {}",
-            o.stderr
-        );
-    }
 }
 
 /// The fields of the JSON row shown in tools.rst ("Output on this machine").
@@ -354,6 +75,20 @@ const JSON_FIELDS: &[&str] = &[
     "op_ns",
 ];
 
+/// The options of the usage synopsis that take a value.
+const VALUE_OPTIONS: &[&str] = &[
+    "--node",
+    "--size",
+    "--block",
+    "--pattern",
+    "--read",
+    "--threads",
+    "--rate",
+    "--duration-ms",
+    "--load-threads",
+    "--svg",
+];
+
 // ---------------------------------------------------------------------------
 // Help
 
@@ -361,27 +96,12 @@ const JSON_FIELDS: &[&str] = &[
 /// option and command of the usage synopsis is in it.
 #[test]
 fn help_lists_every_documented_option_and_command() {
-    let o = run(&["--help"]);
-    let text = format!("{}{}", o.stdout, o.stderr);
-    for w in [
-        "--node",
-        "--size",
-        "--block",
-        "--pattern",
-        "--read",
-        "--threads",
-        "--rate",
-        "--duration-ms",
-        "--load-threads",
-        "--json",
-        "--svg",
-        "bw",
-        "sweep",
-        "scaling",
-        "latency",
-    ] {
-        assert!(text.contains(w), "--help does not mention {w}:\n{text}");
-    }
+    let words = [
+        VALUE_OPTIONS,
+        &["--json", "bw", "sweep", "scaling", "latency"],
+    ]
+    .concat();
+    let text = assert_help_mentions(run, &words);
     assert!(
         !text.contains("pages verified"),
         "--help must not measure anything"
@@ -451,18 +171,7 @@ fn command_after_options_or_two_commands_refused() {
 /// refusal has status 2 and names the option.
 #[test]
 fn option_without_value_is_refused_with_status_2() {
-    for opt in [
-        "--node",
-        "--size",
-        "--block",
-        "--pattern",
-        "--read",
-        "--threads",
-        "--rate",
-        "--duration-ms",
-        "--load-threads",
-        "--svg",
-    ] {
+    for &opt in VALUE_OPTIONS {
         let args = ["bw", opt];
         let o = run(&args);
         assert_usage_error(&o, &args, &[opt]);

@@ -8,289 +8,28 @@
 //! ckpt_ns= handover_ns= rebuild_ns= total_ns=``) were learnt from the
 //! messages reflux-bench gives for lines that lack them.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
+
+#[allow(dead_code)] // not every test uses every helper
+#[path = "../../cli-test-support/cli_support.rs"]
+mod cli_support;
+use cli_support::{
+    assert_empty_out_dir_refused, assert_help_mentions, assert_help_on_stdout,
+    assert_log_out_usage_errors, assert_missing_or_directory_log_refused,
+    assert_unusable_out_dir_fails, parse_json, run_bounded, Cwd, Out, TempDir, J,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_reflux-bench");
 const USAGE: &str = "usage: reflux-bench --log TESTS.LOG --out DIR";
 
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "cli_doc-reflux-bench-{}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst),
-            tag
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-    fn file(&self, name: &str, content: &[u8]) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, content).unwrap();
-        p.to_str().unwrap().to_string()
-    }
-    fn sub(&self, name: &str) -> String {
-        self.0.join(name).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Runs in `cwd` (a scratch directory when None) with a deadline.
-fn run_in(args: &[&str], cwd: Option<&Path>) -> Out {
-    let tmp = TempDir::new("run");
-    let so = tmp.path().join("stdout");
-    let se = tmp.path().join("stderr");
-    let scratch = TempDir::new("cwd");
-    let mut child = Command::new(BIN)
-        .args(args)
-        .current_dir(cwd.unwrap_or(scratch.path()))
-        .stdin(Stdio::null())
-        .stdout(File::create(&so).unwrap())
-        .stderr(File::create(&se).unwrap())
-        .spawn()
-        .expect("spawn reflux-bench");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(10) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("reflux-bench {args:?} hangs: killed");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let out = Out {
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&std::fs::read(&so).unwrap()).into_owned(),
-        stderr: String::from_utf8_lossy(&std::fs::read(&se).unwrap()).into_owned(),
-    };
-    assert!(
-        !out.stderr.contains("panicked at")
-            && !out.stdout.contains("panicked at")
-            && out.code != Some(101),
-        "reflux-bench {args:?} panicked (code {:?}):\n{}",
-        out.code,
-        out.stderr
-    );
-    out
+/// Runs in `cwd` with a deadline.
+fn run_in(args: &[&str], cwd: Cwd) -> Out {
+    run_bounded(BIN, args, cwd, Duration::from_secs(10))
 }
 
 fn run(args: &[&str]) -> Out {
-    run_in(args, None)
-}
-
-// A minimal strict JSON parser (no dependencies available).
-
-#[allow(dead_code)]
-#[derive(Debug, Clone, PartialEq)]
-enum J {
-    Null,
-    Bool(bool),
-    Num(f64),
-    Str(String),
-    Arr(Vec<J>),
-    Obj(Vec<(String, J)>),
-}
-
-#[allow(dead_code)]
-impl J {
-    fn get(&self, k: &str) -> Option<&J> {
-        match self {
-            J::Obj(m) => m.iter().find(|(kk, _)| kk == k).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-    fn num(&self) -> Option<f64> {
-        match self {
-            J::Num(n) => Some(*n),
-            _ => None,
-        }
-    }
-    fn arr(&self) -> Option<&[J]> {
-        match self {
-            J::Arr(a) => Some(a),
-            _ => None,
-        }
-    }
-    fn str(&self) -> Option<&str> {
-        match self {
-            J::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-    fn f(&self, k: &str) -> f64 {
-        self.get(k)
-            .and_then(J::num)
-            .unwrap_or_else(|| panic!("field {k} is not a number in {self:?}"))
-    }
-}
-
-fn parse_json(s: &str) -> Result<J, String> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let v = j_value(b, &mut i)?;
-    j_ws(b, &mut i);
-    if i != b.len() {
-        return Err(format!("trailing bytes at {i}"));
-    }
-    Ok(v)
-}
-
-fn j_ws(b: &[u8], i: &mut usize) {
-    while *i < b.len() && matches!(b[*i], b' ' | b'\t' | b'\n' | b'\r') {
-        *i += 1;
-    }
-}
-
-fn j_lit(b: &[u8], i: &mut usize, lit: &str, v: J) -> Result<J, String> {
-    if b[*i..].starts_with(lit.as_bytes()) {
-        *i += lit.len();
-        Ok(v)
-    } else {
-        Err(format!("bad literal at {i}"))
-    }
-}
-
-fn j_value(b: &[u8], i: &mut usize) -> Result<J, String> {
-    j_ws(b, i);
-    match b.get(*i) {
-        Some(b'{') => {
-            *i += 1;
-            let mut m = Vec::new();
-            j_ws(b, i);
-            if b.get(*i) == Some(&b'}') {
-                *i += 1;
-                return Ok(J::Obj(m));
-            }
-            loop {
-                j_ws(b, i);
-                let k = j_string(b, i)?;
-                j_ws(b, i);
-                if b.get(*i) != Some(&b':') {
-                    return Err(format!("expected : at {i}"));
-                }
-                *i += 1;
-                let v = j_value(b, i)?;
-                m.push((k, v));
-                j_ws(b, i);
-                match b.get(*i) {
-                    Some(b',') => *i += 1,
-                    Some(b'}') => {
-                        *i += 1;
-                        return Ok(J::Obj(m));
-                    }
-                    _ => return Err(format!("expected , or }} at {i}")),
-                }
-            }
-        }
-        Some(b'[') => {
-            *i += 1;
-            let mut a = Vec::new();
-            j_ws(b, i);
-            if b.get(*i) == Some(&b']') {
-                *i += 1;
-                return Ok(J::Arr(a));
-            }
-            loop {
-                a.push(j_value(b, i)?);
-                j_ws(b, i);
-                match b.get(*i) {
-                    Some(b',') => *i += 1,
-                    Some(b']') => {
-                        *i += 1;
-                        return Ok(J::Arr(a));
-                    }
-                    _ => return Err(format!("expected , or ] at {i}")),
-                }
-            }
-        }
-        Some(b'"') => Ok(J::Str(j_string(b, i)?)),
-        Some(b't') => j_lit(b, i, "true", J::Bool(true)),
-        Some(b'f') => j_lit(b, i, "false", J::Bool(false)),
-        Some(b'n') => j_lit(b, i, "null", J::Null),
-        Some(c) if *c == b'-' || c.is_ascii_digit() => {
-            let st = *i;
-            while *i < b.len() && matches!(b[*i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
-                *i += 1;
-            }
-            let t = std::str::from_utf8(&b[st..*i]).unwrap();
-            t.parse::<f64>()
-                .map(J::Num)
-                .map_err(|_| format!("bad number {t:?}"))
-        }
-        _ => Err(format!("unexpected byte at {i}")),
-    }
-}
-
-fn j_string(b: &[u8], i: &mut usize) -> Result<String, String> {
-    if b.get(*i) != Some(&b'"') {
-        return Err(format!("expected string at {i}"));
-    }
-    *i += 1;
-    let mut out = String::new();
-    loop {
-        match b.get(*i) {
-            None => return Err("unterminated string".into()),
-            Some(b'"') => {
-                *i += 1;
-                return Ok(out);
-            }
-            Some(b'\\') => {
-                *i += 1;
-                match b.get(*i) {
-                    Some(b'n') => out.push('\n'),
-                    Some(b't') => out.push('\t'),
-                    Some(b'r') => out.push('\r'),
-                    Some(b'b') => out.push('\u{8}'),
-                    Some(b'f') => out.push('\u{c}'),
-                    Some(b'/') => out.push('/'),
-                    Some(b'\\') => out.push('\\'),
-                    Some(b'"') => out.push('"'),
-                    Some(b'u') => {
-                        let h = b.get(*i + 1..*i + 5).ok_or("short \\u")?;
-                        let h = std::str::from_utf8(h).map_err(|e| e.to_string())?;
-                        let c = u32::from_str_radix(h, 16).map_err(|e| e.to_string())?;
-                        out.push(char::from_u32(c).unwrap_or('\u{fffd}'));
-                        *i += 4;
-                    }
-                    _ => return Err(format!("bad escape at {i}")),
-                }
-                *i += 1;
-            }
-            Some(c) if *c < 0x20 => return Err(format!("control byte in string at {i}")),
-            Some(_) => {
-                let st = *i;
-                while *i < b.len() && b[*i] != b'"' && b[*i] != b'\\' && b[*i] >= 0x20 {
-                    *i += 1;
-                }
-                out.push_str(std::str::from_utf8(&b[st..*i]).unwrap());
-            }
-        }
-    }
+    run_in(args, Cwd::Scratch)
 }
 
 // ---------------------------------------------------------------------------
@@ -344,12 +83,6 @@ fn log_of(lines: &[String]) -> String {
     lines.join("\n") + "\n"
 }
 
-fn assert_usage(o: &Out, args: &[&str]) {
-    assert_eq!(o.code, Some(2), "{args:?}: {}", o.stderr);
-    assert!(o.stderr.contains(USAGE), "{args:?}: {}", o.stderr);
-    assert!(o.stdout.is_empty(), "{args:?}: {}", o.stdout);
-}
-
 /// Runs on `content`, returns the result and the out directory.
 fn judge(t: &TempDir, name: &str, content: &[u8]) -> (Out, String) {
     let log = t.file(&format!("{name}.log"), content);
@@ -369,11 +102,7 @@ fn results(out: &str) -> J {
 /// not an error: status 0, the text on stdout.
 #[test]
 fn help_exits_zero_on_stdout() {
-    for a in ["--help", "-h"] {
-        let o = run(&[a]);
-        assert_eq!(o.code, Some(0), "{a}: {}", o.stderr);
-        assert!(o.stdout.contains(USAGE), "{a}: stdout {}", o.stdout);
-    }
+    assert_help_on_stdout(run, USAGE);
 }
 
 /// reflux-results.rst: reflux-bench "turns the log into
@@ -381,19 +110,18 @@ fn help_exits_zero_on_stdout() {
 /// migrations.svg}``"; the usage text lists them.
 #[test]
 fn usage_text_lists_the_outputs() {
-    let o = run(&["--help"]);
-    let text = format!("{}{}", o.stdout, o.stderr);
-    for w in [
-        USAGE,
-        "results.json",
-        "table.txt",
-        "throughput.svg",
-        "temperature.svg",
-        "migrations.svg",
-        "Exits 1",
-    ] {
-        assert!(text.contains(w), "{w:?} missing:\n{text}");
-    }
+    assert_help_mentions(
+        run,
+        &[
+            USAGE,
+            "results.json",
+            "table.txt",
+            "throughput.svg",
+            "temperature.svg",
+            "migrations.svg",
+            "Exits 1",
+        ],
+    );
 }
 
 /// The usage ``reflux-bench --log TESTS.LOG --out DIR``: both required, each
@@ -403,24 +131,7 @@ fn usage_text_lists_the_outputs() {
 fn incomplete_or_unknown_arguments_print_usage_with_status_2() {
     let t = TempDir::new("usage");
     let log = t.file("tests.log", abc_log().as_bytes());
-    let out = t.sub("out");
-    let cases: Vec<Vec<&str>> = vec![
-        vec![],
-        vec!["--log", &log],
-        vec!["--out", &out],
-        vec!["--log"],
-        vec!["--log", &log, "--out"],
-        vec!["--log", &log, "--out", &out, "--bogus"],
-        vec!["--log", &log, "--out", &out, "extra"],
-        vec![&log, &out],
-    ];
-    for a in cases {
-        assert_usage(&run(&a), &a);
-    }
-    assert!(
-        !Path::new(&out).exists(),
-        "a refused command line wrote {out}"
-    );
+    assert_log_out_usage_errors(run, USAGE, &log, &t.sub("out"));
 }
 
 /// Usage errors print the usage; which argument is wrong must be said too.
@@ -441,13 +152,7 @@ fn usage_errors_name_the_cause() {
 /// (status 1) naming it.
 #[test]
 fn missing_or_directory_log_is_refused_naming_it() {
-    let t = TempDir::new("missing");
-    let missing = t.sub("missing.log");
-    for log in [missing.as_str(), t.path().to_str().unwrap()] {
-        let o = run(&["--log", log, "--out", &t.sub("out")]);
-        assert_eq!(o.code, Some(1), "{log}: {}", o.stderr);
-        assert!(o.stderr.contains(log), "{log} not named: {}", o.stderr);
-    }
+    assert_missing_or_directory_log_refused(run, &TempDir::new("missing"));
 }
 
 /// The usage: "Exits 1 if ... no paradigm ran": an empty log, a log without
@@ -715,14 +420,7 @@ fn garbage_log_is_refused_without_crash() {
 fn unusable_out_dir_fails_naming_it() {
     let t = TempDir::new("outdir");
     let log = t.file("tests.log", abc_log().as_bytes());
-    let file = t.file("regular", b"x");
-    let below = format!("{file}/sub");
-    for out in [file.as_str(), below.as_str()] {
-        let o = run(&["--log", &log, "--out", out]);
-        assert_eq!(o.code, Some(1), "{out}: {}", o.stdout);
-        assert!(o.stderr.contains(out), "{out}: {}", o.stderr);
-    }
-    assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    assert_unusable_out_dir_fails(run, &t, &log);
 }
 
 /// The usage ``--out DIR``: an empty DIR names no directory; it must be
@@ -731,9 +429,5 @@ fn unusable_out_dir_fails_naming_it() {
 fn empty_out_dir_is_refused() {
     let t = TempDir::new("emptyout");
     let log = t.file("tests.log", abc_log().as_bytes());
-    let cwd = TempDir::new("emptyout-cwd");
-    let o = run_in(&["--log", &log, "--out", ""], Some(cwd.path()));
-    let written: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
-    assert!(written.is_empty(), "wrote into the current directory");
-    assert_ne!(o.code, Some(0));
+    assert_empty_out_dir_refused(run_in, &log);
 }

@@ -8,107 +8,23 @@
 //! sparse (no memory or disk is used).
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+
+#[allow(dead_code)] // not every test uses every helper
+#[path = "../../cli-test-support/cli_support.rs"]
+mod cli_support;
+use cli_support::{
+    assert_help_on_stdout, assert_usage_error, collect, run_until, spawn, wait_or_kill, wait_until,
+    Cwd, Out, TempDir,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_reflux-engine");
 const USAGE: &str = "usage: reflux-engine FILE WINDOW_OFFSET [POLL_US]";
 
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    /// Still running at the deadline (it started waiting or serving): killed.
-    timed_out: bool,
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "cli_doc-reflux-engine-{}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst),
-            tag
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-    /// A sparse file of `len` bytes.
-    fn sparse(&self, name: &str, len: u64) -> PathBuf {
-        let p = self.0.join(name);
-        File::create(&p).unwrap().set_len(len).unwrap();
-        p
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn spawn(args: &[&str], tmp: &TempDir) -> Child {
-    Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(File::create(tmp.path().join("stdout")).unwrap())
-        .stderr(File::create(tmp.path().join("stderr")).unwrap())
-        .spawn()
-        .expect("spawn reflux-engine")
-}
-
-fn wait_until(child: &mut Child, deadline: Duration) -> Option<ExitStatus> {
-    let start = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return Some(s);
-        }
-        if start.elapsed() > deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-fn collect(args: &[&str], tmp: &TempDir, status: Option<ExitStatus>) -> Out {
-    let out = Out {
-        code: status.and_then(|s| s.code()),
-        stdout: String::from_utf8_lossy(&std::fs::read(tmp.path().join("stdout")).unwrap())
-            .into_owned(),
-        stderr: String::from_utf8_lossy(&std::fs::read(tmp.path().join("stderr")).unwrap())
-            .into_owned(),
-        timed_out: status.is_none(),
-    };
-    assert!(
-        !out.stderr.contains("panicked at")
-            && !out.stdout.contains("panicked at")
-            && out.code != Some(101),
-        "reflux-engine {args:?} panicked (code {:?}):\n{}",
-        out.code,
-        out.stderr
-    );
-    out
-}
-
 /// Runs with a deadline; past it the process is killed and `timed_out` set.
 fn run_t(args: &[&str], deadline: Duration) -> Out {
-    let tmp = TempDir::new("run");
-    let mut child = spawn(args, &tmp);
-    let status = wait_until(&mut child, deadline);
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    collect(args, &tmp, status)
+    run_until(BIN, args, Cwd::Inherit, deadline)
 }
 
 fn run(args: &[&str]) -> Out {
@@ -121,9 +37,7 @@ fn run(args: &[&str]) -> Out {
 }
 
 fn assert_usage(o: &Out, args: &[&str]) {
-    assert_eq!(o.code, Some(2), "{args:?}: stderr {}", o.stderr);
-    assert!(o.stderr.contains(USAGE), "{args:?}: stderr {}", o.stderr);
-    assert!(o.stdout.is_empty(), "{args:?}: stdout {}", o.stdout);
+    assert_usage_error(o, args, &[USAGE]);
 }
 
 // ---------------------------------------------------------------------------
@@ -145,11 +59,7 @@ fn missing_arguments_print_usage_with_status_2() {
 /// is not an error: exit status 0, the usage on stdout.
 #[test]
 fn help_exits_zero_on_stdout() {
-    for a in ["--help", "-h"] {
-        let o = run(&[a]);
-        assert_eq!(o.code, Some(0), "{a}: {}", o.stderr);
-        assert!(o.stdout.contains(USAGE), "{a}: stdout {}", o.stdout);
-    }
+    assert_help_on_stdout(run, USAGE);
 }
 
 /// tools.rst: WINDOW_OFFSET is an offset into FILE; anything that is not a
@@ -260,10 +170,10 @@ fn sigterm_ends_the_wait_and_reports_what_was_served() {
     let f = t.sparse("pmr", 2 << 20);
     let args = [f.to_str().unwrap(), "0", "100"];
     let io = TempDir::new("term-io");
-    let mut child = spawn(&args, &io);
+    let mut child = spawn(BIN, &args, None, &io);
     let early = wait_until(&mut child, Duration::from_millis(300));
     if let Some(s) = early {
-        let o = collect(&args, &io, Some(s));
+        let o = collect(BIN, &args, &io, Some(s));
         panic!("ended on its own before SIGTERM: {:?} {}", o.code, o.stderr);
     }
     let k = Command::new("kill")
@@ -271,12 +181,8 @@ fn sigterm_ends_the_wait_and_reports_what_was_served() {
         .status()
         .expect("run kill");
     assert!(k.success());
-    let status = wait_until(&mut child, Duration::from_secs(2));
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    let o = collect(&args, &io, status);
+    let status = wait_or_kill(&mut child, Duration::from_secs(2));
+    let o = collect(BIN, &args, &io, status);
     assert!(!o.timed_out, "SIGTERM did not end it");
     assert_eq!(o.code, Some(0), "stderr {}", o.stderr);
     let report = format!("{}{}", o.stdout, o.stderr);

@@ -8,93 +8,18 @@
 //! Every command line is refused before that; a run still going at its
 //! deadline is killed and reported.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[allow(dead_code)] // not every test uses every helper
+#[path = "../../cli-test-support/cli_support.rs"]
+mod cli_support;
+use cli_support::{assert_usage_error, run_until, Cwd, Out, TempDir};
 
 const BIN: &str = env!("CARGO_BIN_EXE_uapi-fuzz");
 
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    /// Still running at the deadline (it started working): killed.
-    timed_out: bool,
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "cli_doc-uapi-fuzz-{}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst),
-            tag
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-    fn file(&self, name: &str, content: &[u8]) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, content).unwrap();
-        p.to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Runs in a scratch directory with a deadline (killed past it).
 fn run_t(args: &[&str], deadline: Duration) -> Out {
-    let tmp = TempDir::new("run");
-    let so = tmp.path().join("stdout");
-    let se = tmp.path().join("stderr");
-    let mut child = Command::new(BIN)
-        .args(args)
-        .current_dir(tmp.path())
-        .stdin(Stdio::null())
-        .stdout(File::create(&so).unwrap())
-        .stderr(File::create(&se).unwrap())
-        .spawn()
-        .expect("spawn uapi-fuzz");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break Some(s);
-        }
-        if start.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let out = Out {
-        code: status.and_then(|s| s.code()),
-        stdout: String::from_utf8_lossy(&std::fs::read(&so).unwrap()).into_owned(),
-        stderr: String::from_utf8_lossy(&std::fs::read(&se).unwrap()).into_owned(),
-        timed_out: status.is_none(),
-    };
-    assert!(
-        !out.stderr.contains("panicked at")
-            && !out.stdout.contains("panicked at")
-            && out.code != Some(101),
-        "uapi-fuzz {args:?} panicked (code {:?}):\n{}",
-        out.code,
-        out.stderr
-    );
-    out
+    run_until(BIN, args, Cwd::Scratch, deadline)
 }
 
 fn run(args: &[&str]) -> Out {
@@ -107,21 +32,15 @@ fn run(args: &[&str]) -> Out {
     o
 }
 
+/// Refused as a usage error (status 2, naming each of `names`) before it
+/// started working.
 fn assert_refused(o: &Out, args: &[&str], names: &[&str]) {
-    assert_eq!(o.code, Some(2), "{args:?}: stderr {}", o.stderr);
-    assert!(o.stdout.is_empty(), "{args:?}: stdout {}", o.stdout);
     assert!(
         !o.stderr.contains("WITHOUT KCOV") && !o.stderr.contains("seed"),
         "{args:?} started working before refusing: {}",
         o.stderr
     );
-    for n in names {
-        assert!(
-            o.stderr.contains(n),
-            "{args:?}: {n:?} not named: {}",
-            o.stderr
-        );
-    }
+    assert_usage_error(o, args, names);
 }
 
 // ---------------------------------------------------------------------------

@@ -3,93 +3,17 @@
 //! VM", "What make check runs") and from `vmlog --help` only.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[allow(dead_code)] // not every test uses every helper
+#[path = "../../cli-test-support/cli_support.rs"]
+mod cli_support;
+use cli_support::{assert_usage_error, run_bounded, Cwd, Out, TempDir};
 
 const BIN: &str = env!("CARGO_BIN_EXE_vmlog");
 
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Out {
-    fn last_line(&self) -> &str {
-        self.stdout.lines().last().unwrap_or("")
-    }
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "cli_doc-vmlog-{}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst),
-            tag
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-    fn file(&self, name: &str, content: &[u8]) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, content).unwrap();
-        p.to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn run(args: &[&str]) -> Out {
-    let tmp = TempDir::new("run");
-    let so = tmp.path().join("stdout");
-    let se = tmp.path().join("stderr");
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(File::create(&so).unwrap())
-        .stderr(File::create(&se).unwrap())
-        .spawn()
-        .expect("spawn vmlog");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(10) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("vmlog {args:?} hangs: killed");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let out = Out {
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&std::fs::read(&so).unwrap()).into_owned(),
-        stderr: String::from_utf8_lossy(&std::fs::read(&se).unwrap()).into_owned(),
-    };
-    assert!(
-        !out.stderr.contains("panicked at")
-            && !out.stdout.contains("panicked at")
-            && out.code != Some(101),
-        "vmlog {args:?} panicked (code {:?}):\n{}",
-        out.code,
-        out.stderr
-    );
-    out
+    run_bounded(BIN, args, Cwd::Inherit, Duration::from_secs(10))
 }
 
 /// `vmlog summarize --tests <content>`.
@@ -107,18 +31,6 @@ ok 1 - first\n\
 ok 2 - second\n\
 ##cxlstack end selftest.a/b_test rc=0\n\
 ##cxlstack done\n";
-
-fn assert_usage_error(o: &Out, args: &[&str], names: &[&str]) {
-    assert_eq!(o.code, Some(2), "{args:?}: stderr {}", o.stderr);
-    assert!(o.stdout.is_empty(), "{args:?}: stdout {}", o.stdout);
-    for n in names {
-        assert!(
-            o.stderr.contains(n),
-            "{args:?}: {n:?} not named: {}",
-            o.stderr
-        );
-    }
-}
 
 fn assert_judged(o: &Out, code: i32, last: &str) {
     assert_eq!(
