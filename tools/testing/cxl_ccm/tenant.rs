@@ -736,6 +736,14 @@ impl Tenant {
                 self.mem
                     .read_bytes(off, &mut raw)
                     .map_err(|_| abi::STATUS_BAD_RANGE)?;
+                // The doorbell hands the packet over as a tag does in AXLE.
+                if self
+                    .vis
+                    .as_ref()
+                    .is_some_and(|v| !v.consistent(off, raw.len()))
+                {
+                    self.unpublished_at("a launch packet", off);
+                }
                 let packet = LaunchPacket::from_bytes(&raw);
                 let job_free = self
                     .jobs
