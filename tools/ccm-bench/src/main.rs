@@ -4,6 +4,7 @@
 //! Usage: `ccm-bench --log OUT/bench-run/tests.log --out OUT/bench` (what `make bench` runs).
 
 mod input;
+mod ratio;
 mod record;
 mod report;
 
@@ -95,13 +96,21 @@ fn run(a: &Args) -> Result<ExitCode, String> {
 /// The table, and every file to write with its contents.
 fn outputs(raw: &[Run]) -> (String, Vec<(String, String)>) {
     let json: Vec<String> = raw.iter().map(|r| format!("  {}", r.to_json())).collect();
-    // The table and plots show each configuration's medians over its repetitions.
-    let runs = report::merge(raw);
+    // The table and plots show each configuration's medians over its repetitions, and its
+    // ratios against the baselines with their intervals; summary.json the same, per
+    // configuration.
+    let mut runs = report::merge(raw);
+    report::attach_ratios(&mut runs, raw);
     let table = report::table(&runs);
+    let summary: Vec<String> = runs.iter().map(|r| format!("  {}", r.to_json())).collect();
     let mut files = vec![
         (
             "results.json".to_string(),
             format!("[\n{}\n]\n", json.join(",\n")),
+        ),
+        (
+            "summary.json".to_string(),
+            format!("[\n{}\n]\n", summary.join(",\n")),
         ),
         ("table.txt".to_string(), table.clone()),
     ];

@@ -1,5 +1,6 @@
 //! The table and the plots of a benchmark.
 
+use crate::ratio::{self, RatioCi};
 use crate::record::{Run, Value};
 use std::fmt::Write;
 
@@ -48,11 +49,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// of the measured fields, `reps`, `e2e_min_us` and `e2e_max_us`, and `verified` only if every
 /// repetition verified (`why` from the first that did not).
 pub fn merge(runs: &[Run]) -> Vec<Run> {
-    let key =
-        |r: &Run| -> Vec<String> { KEY.iter().map(|k| format!("{:?}", r.0.get(*k))).collect() };
     let mut groups: Vec<(Vec<String>, Vec<&Run>)> = Vec::new();
     for r in runs {
-        let k = key(r);
+        let k = config_key(r);
         match groups.iter_mut().find(|g| g.0 == k) {
             Some(g) => g.1.push(r),
             None => groups.push((k, vec![r])),
@@ -95,6 +94,69 @@ pub fn merge(runs: &[Run]) -> Vec<Run> {
         .collect()
 }
 
+/// What names a run's configuration: runs with the same key are repetitions of each other.
+fn config_key(r: &Run) -> Vec<String> {
+    KEY.iter().map(|k| format!("{:?}", r.0.get(*k))).collect()
+}
+
+/// The baselines every configuration is compared with, where its sweep has them.
+pub const BASELINES: [&str; 2] = ["RP", "BS"];
+
+/// Adds to each merged configuration its end-to-end time against each baseline of its sweep
+/// (the first configuration of that mode): `e2e_vs_rp`, `e2e_vs_rp_lo`, `e2e_vs_rp_hi`, and the
+/// same for BS, from the repetitions in `raw` paired by `rep` ([`ratio::paired`]).
+pub fn attach_ratios(merged: &mut [Run], raw: &[Run]) {
+    let reps = |key: &[String]| -> Vec<(u32, f64)> {
+        raw.iter()
+            .filter(|r| config_key(r) == key)
+            .map(|r| (r.num("rep") as u32, r.num("e2e_us")))
+            .collect()
+    };
+    let baselines: Vec<(String, &str, Vec<String>)> = merged
+        .iter()
+        .flat_map(|m| BASELINES.iter().map(move |b| (m, *b)))
+        .filter(|(m, b)| m.str("mode") == *b)
+        .map(|(m, b)| (m.str("sweep").to_string(), b, config_key(m)))
+        .collect();
+    for m in merged.iter_mut() {
+        for base in BASELINES {
+            let Some((_, _, bkey)) = baselines
+                .iter()
+                .find(|(s, b, _)| s == m.str("sweep") && *b == base)
+            else {
+                continue;
+            };
+            let key = config_key(m);
+            if key == *bkey {
+                continue;
+            }
+            let Some(r) = ratio::paired(&reps(&key), &reps(bkey), 1) else {
+                continue;
+            };
+            let f = format!("e2e_vs_{}", base.to_lowercase());
+            m.0.insert(f.clone(), Value::Num(r.ratio));
+            m.0.insert(format!("{f}_lo"), Value::Num(r.lo));
+            m.0.insert(format!("{f}_hi"), Value::Num(r.hi));
+        }
+    }
+}
+
+/// The ratio against `base` that [`attach_ratios`] recorded, if any.
+pub fn ratio_vs(r: &Run, base: &str) -> Option<RatioCi> {
+    let f = format!("e2e_vs_{}", base.to_lowercase());
+    let (ratio, lo, hi) = (
+        r.num(&f),
+        r.num(&format!("{f}_lo")),
+        r.num(&format!("{f}_hi")),
+    );
+    (ratio.is_finite() && lo.is_finite() && hi.is_finite()).then_some(RatioCi {
+        ratio,
+        lo,
+        hi,
+        pairs: r.num("reps") as usize,
+    })
+}
+
 /// The runs of one sweep, in the order they ran.
 pub fn sweep<'a>(runs: &'a [Run], name: &str) -> Vec<&'a Run> {
     runs.iter().filter(|r| r.str("sweep") == name).collect()
@@ -125,7 +187,7 @@ pub fn table(runs: &[Run]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<9} {:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>7} {:>7}  verified",
+        "{:<9} {:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>7} {:>7}  {:<36} {:<36} verified",
         "sweep",
         "run",
         "SF",
@@ -139,7 +201,9 @@ pub fn table(runs: &[Run]) -> String {
         "vs RP",
         "stalls",
         "spread",
-        "ci95"
+        "ci95",
+        "vs RP, 95 % interval",
+        "vs BS, 95 % interval"
     );
     for name in sweep_names(runs) {
         let s = sweep(runs, &name);
@@ -148,7 +212,7 @@ pub fn table(runs: &[Run]) -> String {
             let ratio = base.map_or("-".to_string(), |b| format!("{:.3}", r.num("e2e_us") / b));
             let _ = writeln!(
                 out,
-                "{:<9} {:<10} {:>5} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>8} {:>7} {:>7} {:>7}  {}",
+                "{:<9} {:<10} {:>5} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>8} {:>7} {:>7} {:>7}  {:<36} {:<36} {}",
                 name,
                 r.str("label"),
                 r.num("sf"),
@@ -163,6 +227,8 @@ pub fn table(runs: &[Run]) -> String {
                 r.num("credit_stalls"),
                 spread(r),
                 ci(r),
+                ratio_vs(r, "RP").map_or("-".to_string(), |c| c.render()),
+                ratio_vs(r, "BS").map_or("-".to_string(), |c| c.render()),
                 match (r.verified(), r.deadlock()) {
                     (true, false) => "yes".to_string(),
                     (true, true) => format!("yes, expected {}", r.str("why")),
@@ -171,7 +237,30 @@ pub fn table(runs: &[Run]) -> String {
             );
         }
     }
+    out.push_str(&ratio_summary(runs));
     out
+}
+
+/// How many ratios against a baseline are measured precisely enough to quote: a 95 % interval
+/// within ±10 % of the ratio (AXLE issue's bar), and how many show a difference at all.
+fn ratio_summary(runs: &[Run]) -> String {
+    let all: Vec<RatioCi> = runs
+        .iter()
+        .filter(|r| !BASELINES.contains(&r.str("mode")))
+        .flat_map(|r| BASELINES.iter().filter_map(move |b| ratio_vs(r, b)))
+        .collect();
+    if all.is_empty() {
+        return "ratios: none (a baseline and two paired repetitions are needed)\n".to_string();
+    }
+    let precise = all
+        .iter()
+        .filter(|c| c.relative_half_width() <= 0.10)
+        .count();
+    let differ = all.iter().filter(|c| c.differs()).count();
+    format!(
+        "ratios against RP/BS: {} in all, {precise} with a 95 % interval within ±10 %, {differ} differ from 1.0\n",
+        all.len()
+    )
 }
 
 /// One bar of a stacked bar chart: label and stacked segments (value, colour).

@@ -1,5 +1,8 @@
 //! The log parsing, the normalization to RP and the plots, on a made-up log.
 
+#[path = "../src/ratio.rs"]
+#[allow(dead_code)]
+mod ratio;
 #[path = "../src/record.rs"]
 mod record;
 #[path = "../src/report.rs"]
@@ -109,4 +112,45 @@ fn plots_scale_to_the_largest_bar() {
         "no RP run to normalize to"
     );
     assert_eq!(report::sweep_names(&runs), ["modes", "sf"]);
+}
+
+/// Interleaved repetitions: the table gives each mode its ratio against RP and BS with a 95 %
+/// interval, "no difference" where the interval holds 1.0, and counts them.
+#[test]
+fn ratios_with_intervals() {
+    let mut log = String::from("##cxlstack begin bench\n");
+    let e2e = |mode: &str, rep: u32| -> f64 {
+        let noise = [1.0, 1.3, 0.8, 1.1, 0.9][rep as usize];
+        match mode {
+            "RP" => 200.0 * noise,
+            "BS" => 100.0 * [1.2, 0.8, 1.1, 0.9, 1.0][rep as usize],
+            _ => 100.0 * noise,
+        }
+    };
+    for rep in 0..5 {
+        for mode in ["RP", "BS", "AXLE"] {
+            log.push_str(&format!(
+                "{{\"rep\":{rep},\"sweep\":\"modes\",\"label\":\"{mode}\",\"mode\":\"{mode}\",\"e2e_us\":{},\"verified\":true,\"why\":\"\"}}\n",
+                e2e(mode, rep)
+            ));
+        }
+    }
+    log.push_str("##cxlstack end bench rc=0\n");
+    let raw = record::runs_in_log(&log).unwrap();
+    let mut runs = report::merge(&raw);
+    report::attach_ratios(&mut runs, &raw);
+    let axle = runs.iter().find(|r| r.str("mode") == "AXLE").unwrap();
+    let vs_rp = report::ratio_vs(axle, "RP").unwrap();
+    // AXLE is half of RP in every repetition: paired, the interval is exactly 0.5.
+    assert!((vs_rp.ratio - 0.5).abs() < 1e-12 && vs_rp.differs());
+    let vs_bs = report::ratio_vs(axle, "BS").unwrap();
+    assert!(!vs_bs.differs(), "{vs_bs:?}");
+    let t = report::table(&runs);
+    assert!(t.contains("0.500 [0.500, 0.500]"), "{t}");
+    assert!(t.contains("no difference ("), "{t}");
+    assert!(t.contains("ratios against RP/BS: 2 in all"), "{t}");
+    assert!(
+        report::ratio_vs(&runs[0], "RP").is_none(),
+        "RP against itself"
+    );
 }
