@@ -48,7 +48,8 @@ SELFTEST_SRCS := $(wildcard selftests/*/*_test.c)
 SELFTESTS     := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(SELFTEST_SRCS))
 HARNESS_TESTS := $(OUT)/harness/harness_fail_test
 BENCHES       := $(OUT)/benchbin/ccm_bench $(OUT)/benchbin/reflux_sampler $(OUT)/benchbin/cxl-duplex $(OUT)/benchbin/scx_duplex \
-		 $(OUT)/benchbin/uapi-fuzz $(OUT)/benchbin/cxlccm_xform $(OUT)/benchbin/cxlccm_xform_rs
+		 $(OUT)/benchbin/uapi-fuzz $(OUT)/benchbin/cxlccm_xform $(OUT)/benchbin/cxlccm_xform_rs \
+		 $(OUT)/benchbin/cxlstack
 SELFTEST_CFLAGS := -static -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -D_GNU_SOURCE \
 	-I$(CURDIR)/include/uapi -I$(KSRC)/tools/testing/selftests
 RUST_SRCS = $(shell find rust drivers tools/testing -name '*.rs' 2>/dev/null)
@@ -116,6 +117,13 @@ $(OUT)/benchbin/cxlccm_xform: $(LIBCXLCCM)/examples/xform.c $(LIBCXLCCM)/cxlccm.
 		include/uapi/linux/*.h | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -Werror -o $@ $(LIBCXLCCM)/examples/xform.c $(LIBCXLCCM)/cxlccm.c
+
+# The cxlstack command, static like cxl-duplex.
+$(OUT)/benchbin/cxlstack: $(wildcard tools/cxlstack/src/*.rs tools/cxlccm/src/*.rs) tools/cxlstack/Cargo.toml \
+		tools/reflux-bench/src/json.rs drivers/cxl_ccm/uapi.rs drivers/cxl_ccm/abi.rs
+	cd tools && RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --quiet \
+		-p cxlstack --target x86_64-unknown-linux-gnu
+	install -D tools/target/x86_64-unknown-linux-gnu/release/cxlstack $@
 
 # The Rust crate's example (tools/cxlccm), static like cxl-duplex.
 $(OUT)/benchbin/cxlccm_xform_rs: $(wildcard tools/cxlccm/src/*.rs tools/cxlccm/examples/*.rs) \
