@@ -38,7 +38,8 @@ impl Show for DeviceStats {
         )?;
         writeln!(
             out,
-            "tenant status error launches records payload_bytes credit_stalls dma_batches unpublished"
+            "tenant status error launches records payload_bytes credit_stalls dma_batches unpublished \
+             mode streaming_factor slot_size metadata_slots payload_slots"
         )?;
         for t in 0..self.dev.id.max_tenants {
             let b = abi::tenant_regs_offset(t);
@@ -48,14 +49,19 @@ impl Show for DeviceStats {
             }
             writeln!(
                 out,
-                "{t} {status:#x} {} {} {} {} {} {} {}",
+                "{t} {status:#x} {} {} {} {} {} {} {} {} {} {} {} {}",
                 r32(b + abi::TREG_ERROR),
                 r64(b + abi::TREG_LAUNCHES),
                 r64(b + abi::TREG_RECORDS),
                 r64(b + abi::TREG_PAYLOAD_BYTES),
                 r64(b + abi::TREG_CREDIT_STALLS),
                 r64(b + abi::TREG_DMA_BATCHES),
-                r64(b + abi::TREG_UNPUBLISHED)
+                r64(b + abi::TREG_UNPUBLISHED),
+                r32(b + abi::TREG_MODE),
+                r32(b + abi::TREG_STREAMING_FACTOR),
+                r32(b + abi::TREG_SLOT_SIZE),
+                r32(b + abi::TREG_METADATA_SLOTS),
+                r32(b + abi::TREG_PAYLOAD_SLOTS)
             )?;
         }
         Ok(())

@@ -16,6 +16,12 @@ pub struct CcmTenant {
     pub credit_stalls: u64,
     pub dma_batches: u64,
     pub unpublished: u64,
+    /// The tenant's configuration (0 from a driver that does not show it).
+    pub mode: u32,
+    pub streaming_factor: u32,
+    pub slot_size: u32,
+    pub metadata_slots: u32,
+    pub payload_slots: u32,
 }
 
 /// `/sys/kernel/debug/cxl_ccmN/stats`: the device line, then one line per tenant.
@@ -66,6 +72,11 @@ pub fn parse_ccm_stats(text: &str) -> Option<CcmStats> {
             credit_stalls: v[6],
             dma_batches: v[7],
             unpublished: v.get(8).copied().unwrap_or(0),
+            mode: v.get(9).copied().unwrap_or(0) as u32,
+            streaming_factor: v.get(10).copied().unwrap_or(0) as u32,
+            slot_size: v.get(11).copied().unwrap_or(0) as u32,
+            metadata_slots: v.get(12).copied().unwrap_or(0) as u32,
+            payload_slots: v.get(13).copied().unwrap_or(0) as u32,
         });
     }
     Some(s)
@@ -150,12 +161,18 @@ mod tests {
     fn ccm_stats_as_the_driver_writes_them() {
         let text = "dev_status 0x1 heartbeat 3412 tenants_in_use 0x5\n\
                     tenant status error launches records payload_bytes credit_stalls dma_batches unpublished\n\
-                    0 0x1 0 40 1738 442368 153 160 0\n\
+                    0 0x1 0 40 1738 442368 153 160 0 0 256 32 16 64\n\
                     2 0x1 0 3 12 96 0 3 2\n";
         let s = parse_ccm_stats(text).unwrap();
         assert_eq!((s.dev_status, s.heartbeat, s.tenants_in_use), (1, 3412, 5));
         assert_eq!(s.tenants.len(), 2);
         assert_eq!(s.tenants[0].records, 1738);
+        assert_eq!(
+            (s.tenants[0].streaming_factor, s.tenants[0].payload_slots),
+            (256, 64)
+        );
+        // An older driver's line, without the configuration: zeros.
+        assert_eq!(s.tenants[1].slot_size, 0);
         assert_eq!(s.tenants[1].index, 2);
         assert_eq!(s.tenants[1].unpublished, 2);
         assert_eq!(parse_ccm_stats("unbound\n"), None);

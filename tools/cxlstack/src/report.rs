@@ -27,7 +27,22 @@ fn tenant(t: &CcmTenant) -> Json {
         ("credit_stalls", n(t.credit_stalls)),
         ("dma_batches", n(t.dma_batches)),
         ("unpublished", n(t.unpublished)),
+        ("mode", mode_name(t.mode).into()),
+        ("streaming_factor", n(u64::from(t.streaming_factor))),
+        ("slot_size", n(u64::from(t.slot_size))),
+        ("metadata_slots", n(u64::from(t.metadata_slots))),
+        ("payload_slots", n(u64::from(t.payload_slots))),
     ])
+}
+
+fn mode_name(m: u32) -> &'static str {
+    match m {
+        0 => "AXLE",
+        1 => "RP",
+        2 => "BS",
+        3 => "AXLE_IRQ",
+        _ => "unknown",
+    }
 }
 
 fn ccm(d: &CcmDevice) -> Json {
@@ -136,8 +151,9 @@ pub fn table(s: &Snapshot) -> String {
         for t in d.stats.iter().flat_map(|s| s.tenants.iter()) {
             let _ = writeln!(
                 out,
-                "  tenant {}: status {:#x} error {} launches {} records {} bytes {} credit stalls {} unpublished {}",
-                t.index, t.status, t.error, t.launches, t.records, t.payload_bytes, t.credit_stalls, t.unpublished
+                "  tenant {}: {} SF {} slots {}x{} B, md {}; status {:#x} error {} launches {} records {} bytes {} credit stalls {} unpublished {}",
+                t.index, mode_name(t.mode), t.streaming_factor, t.payload_slots, t.slot_size, t.metadata_slots,
+                t.status, t.error, t.launches, t.records, t.payload_bytes, t.credit_stalls, t.unpublished
             );
         }
     }

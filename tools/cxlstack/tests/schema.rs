@@ -22,7 +22,12 @@ const CCM: [&str; 9] = [
     "heartbeat",
     "tenants",
 ];
-const TENANT: [&str; 9] = [
+const TENANT: [&str; 14] = [
+    "mode",
+    "streaming_factor",
+    "slot_size",
+    "metadata_slots",
+    "payload_slots",
     "tenant",
     "status",
     "error",
@@ -62,7 +67,7 @@ fn fixture(test: &str) -> PathBuf {
         "sys/kernel/debug/cxl_ccm0/stats",
         "dev_status 0x1 heartbeat 77 tenants_in_use 0x1\n\
          tenant status error launches records payload_bytes credit_stalls dma_batches unpublished\n\
-         0 0x1 0 4 40 1280 2 9 0\n",
+         0 0x1 0 4 40 1280 2 9 0 1 64 32 16 128\n",
     );
     put(
         "sys/kernel/debug/reflux0/stats",
@@ -136,7 +141,10 @@ fn the_table_names_what_it_shows() {
     let (rc, out, _) = cxlstack(&root, &["list"]);
     assert_eq!(rc, 0);
     assert!(out.contains("cxl_ccm0: identity unreadable"), "{out}");
-    assert!(out.contains("tenant 0: status 0x1"), "{out}");
+    assert!(
+        out.contains("tenant 0: RP SF 64 slots 128x32 B, md 16; status 0x1"),
+        "{out}"
+    );
     assert!(out.contains("actor 1 crc32c   on the device"), "{out}");
     assert!(out.contains("attachment logs: reflux0 [0, +131072) compress+checksum enabled"));
     let (rc, out, _) = cxlstack(&root, &["stat", "--json", "--monitor", "0", "--count", "2"]);
