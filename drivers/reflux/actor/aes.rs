@@ -11,7 +11,7 @@
 use core::ptr;
 use core::sync::atomic::{compiler_fence, Ordering};
 
-use kernel::{bindings, prelude::*};
+use kernel::prelude::*;
 
 use crate::abi::XTS_KEY_SIZE;
 use crate::proto::xts::{BlockCipher, Xts, BLOCK};
@@ -19,62 +19,19 @@ use crate::proto::xts::{BlockCipher, Xts, BLOCK};
 /// Bytes of one AES-256 key, half of an XTS key.
 const AES256_KEY: usize = XTS_KEY_SIZE / 2;
 
-/// One AES key, expanded for encryption and decryption.
-///
-/// # Invariants
-///
-/// `ctx` was filled by a successful `aes_expandkey`.
-pub struct AesCtx {
-    ctx: bindings::crypto_aes_ctx,
-}
+/// One AES key, expanded for encryption and decryption ([`kernel::aes`], which wipes the key
+/// schedule on drop).
+pub type AesCtx = kernel::aes::Aes;
 
-impl AesCtx {
-    /// Expands `key` (16, 24 or 32 bytes: AES-128, -192 or -256); `EINVAL` for another length.
-    pub fn new(key: &[u8]) -> Result<Self> {
-        let len = u32::try_from(key.len()).map_err(|_| EINVAL)?;
-        let mut ctx = bindings::crypto_aes_ctx::default();
-        // SAFETY: `ctx` is a writable `crypto_aes_ctx`; `key` is `len` readable bytes. The
-        // function checks the length and writes nothing else.
-        let ret = unsafe { bindings::aes_expandkey(&mut ctx, key.as_ptr(), len) };
-        if ret != 0 {
-            return Err(EINVAL);
-        }
-        // INVARIANT: expanded successfully above.
-        Ok(Self { ctx })
-    }
-}
+const _: () = assert!(BLOCK == kernel::aes::BLOCK);
 
 impl BlockCipher for AesCtx {
     fn encrypt_block(&self, block: &mut [u8; BLOCK]) {
-        // lib/crypto reads the whole input before it writes the output, but the documentation
-        // does not promise that in-place works: encrypt from a copy.
-        let input = *block;
-        // SAFETY: `ctx` is an expanded key (type invariant); `input` and `block` are 16 bytes
-        // each and do not overlap.
-        unsafe { bindings::aes_encrypt(&self.ctx, block.as_mut_ptr(), input.as_ptr()) };
+        self.encrypt(block);
     }
 
     fn decrypt_block(&self, block: &mut [u8; BLOCK]) {
-        let input = *block;
-        // SAFETY: as in `encrypt_block`.
-        unsafe { bindings::aes_decrypt(&self.ctx, block.as_mut_ptr(), input.as_ptr()) };
-    }
-}
-
-impl Drop for AesCtx {
-    fn drop(&mut self) {
-        // Wipe the key schedule (the kernel's `memzero_explicit`): volatile stores, then a
-        // compiler barrier, so that the compiler cannot drop the stores to memory about to be
-        // freed. Key management is out of scope, but a freed key schedule should not linger.
-        for w in self.ctx.key_enc.iter_mut() {
-            // SAFETY: `w` is a valid, exclusive reference to a `u32`.
-            unsafe { ptr::write_volatile(w, 0) };
-        }
-        for w in self.ctx.key_dec.iter_mut() {
-            // SAFETY: as above.
-            unsafe { ptr::write_volatile(w, 0) };
-        }
-        compiler_fence(Ordering::SeqCst);
+        self.decrypt(block);
     }
 }
 
