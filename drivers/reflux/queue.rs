@@ -11,8 +11,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
-    bindings,
-    block::mq::{Operations, Request, TimeoutAction},
+    block::mq::{Operations, ReqOp, Request, TimeoutAction},
     irq::Handler,
     memremap::MemRemap,
     new_mutex, new_spinlock, new_wait_queue,
@@ -1067,9 +1066,9 @@ impl Operations for Queue {
 
     fn queue_rq(dev: ArcBorrow<'_, RefluxDev>, rq: ARef<Request<Self>>, _is_last: bool) -> Result {
         let dir = match rq.op() {
-            bindings::req_op_REQ_OP_READ => abi::DIR_READ,
-            bindings::req_op_REQ_OP_WRITE => abi::DIR_WRITE,
-            bindings::req_op_REQ_OP_FLUSH => abi::DIR_FLUSH,
+            ReqOp::Read => abi::DIR_READ,
+            ReqOp::Write => abi::DIR_WRITE,
+            ReqOp::Flush => abi::DIR_FLUSH,
             _ => return Err(kernel::errno::eopnotsupp()),
         };
         if dev.health.dead.load(Ordering::Acquire) {

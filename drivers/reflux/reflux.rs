@@ -714,13 +714,11 @@ fn check_params() -> Result {
         );
         return Err(EINVAL);
     }
-    if !(PAGECACHE_NODE_PMR..(kernel::bindings::MAX_NUMNODES as i32))
-        .contains(&PAGECACHE_NODE.get())
-    {
+    if !(PAGECACHE_NODE_PMR..(kernel::cpu::MAX_NUMNODES as i32)).contains(&PAGECACHE_NODE.get()) {
         pr_err!(
             "pagecache_node={} is not -2, -1 or a node below {}\n",
             PAGECACHE_NODE.get(),
-            kernel::bindings::MAX_NUMNODES
+            kernel::cpu::MAX_NUMNODES
         );
         return Err(EINVAL);
     }

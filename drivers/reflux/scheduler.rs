@@ -69,9 +69,7 @@ impl SchedLog {
 
 /// CPUs the machine may have.
 pub(crate) fn possible_cpus() -> u64 {
-    // SAFETY: `nr_cpu_ids` is set once at boot, before modules load, and only read after.
-    let n = unsafe { kernel::bindings::nr_cpu_ids };
-    u64::from(n.max(1))
+    u64::from(kernel::cpu::nr_cpu_ids().max(1))
 }
 
 /// Starts the scheduler thread of `dev`.

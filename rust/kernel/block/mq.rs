@@ -96,5 +96,5 @@ mod request;
 mod tag_set;
 
 pub use operations::{Operations, QueueDataRef, TimeoutAction};
-pub use request::Request;
+pub use request::{ReqOp, Request};
 pub use tag_set::TagSet;

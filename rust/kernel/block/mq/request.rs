@@ -171,9 +171,9 @@ impl<T: Operations> Request<T> {
         unsafe { (*self.raw()).cmd_flags }
     }
 
-    /// The operation, `cmd_flags & REQ_OP_MASK` (`bindings::req_op_REQ_OP_*`).
-    pub fn op(&self) -> u32 {
-        self.cmd_flags() & ((1 << bindings::REQ_OP_BITS) - 1)
+    /// The operation, `cmd_flags & REQ_OP_MASK`.
+    pub fn op(&self) -> ReqOp {
+        ReqOp::from_raw(self.cmd_flags() & ((1 << bindings::REQ_OP_BITS) - 1))
     }
 
     /// Whether the write must be durable before it completes (`REQ_FUA`).
@@ -365,6 +365,37 @@ unsafe impl<T: Operations> AlwaysRefCounted for Request<T> {
         #[cfg(CONFIG_DEBUG_MISC)]
         if new_refcount == 0 {
             panic!("Request reached refcount zero in Rust abstractions");
+        }
+    }
+}
+
+/// A request's operation (`req_op()`): the ones drivers commonly serve by name, the others by
+/// their number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReqOp {
+    /// `REQ_OP_READ`.
+    Read,
+    /// `REQ_OP_WRITE`.
+    Write,
+    /// `REQ_OP_FLUSH`.
+    Flush,
+    /// `REQ_OP_DISCARD`.
+    Discard,
+    /// `REQ_OP_WRITE_ZEROES`.
+    WriteZeroes,
+    /// Another operation, by its `REQ_OP_*` number.
+    Other(u32),
+}
+
+impl ReqOp {
+    fn from_raw(op: u32) -> Self {
+        match op {
+            bindings::req_op_REQ_OP_READ => Self::Read,
+            bindings::req_op_REQ_OP_WRITE => Self::Write,
+            bindings::req_op_REQ_OP_FLUSH => Self::Flush,
+            bindings::req_op_REQ_OP_DISCARD => Self::Discard,
+            bindings::req_op_REQ_OP_WRITE_ZEROES => Self::WriteZeroes,
+            other => Self::Other(other),
         }
     }
 }
