@@ -82,7 +82,7 @@ modules: kernel
 	$(MAKE) -C $(KBUILD_OUTPUT) $(KBUILD_MAKE_ARGS) M=$(CURDIR) CLIPPY=1 modules
 	@echo "$(KBUILD_OUTPUT)" >$(MODULES_KERNEL)
 
-$(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/*.h) | kernel
+$(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/*.h) tools/lib/cxlccm/cxlccm_barrier.h | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $< $(SELFTEST_LDLIBS)
 
@@ -113,7 +113,7 @@ $(OUT)/benchbin/uapi-fuzz: $(wildcard tools/uapi-fuzz/src/*) tools/uapi-fuzz/Car
 
 # libcxlccm's C example, linked statically with the library (tools/lib/cxlccm).
 LIBCXLCCM := tools/lib/cxlccm
-$(OUT)/benchbin/cxlccm_xform: $(LIBCXLCCM)/examples/xform.c $(LIBCXLCCM)/cxlccm.c $(LIBCXLCCM)/cxlccm.h \
+$(OUT)/benchbin/cxlccm_xform: $(LIBCXLCCM)/examples/xform.c $(LIBCXLCCM)/cxlccm.c $(LIBCXLCCM)/cxlccm*.h \
 		include/uapi/linux/*.h | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -Werror -o $@ $(LIBCXLCCM)/examples/xform.c $(LIBCXLCCM)/cxlccm.c
@@ -132,7 +132,7 @@ $(OUT)/benchbin/cxlccm_xform_rs: $(wildcard tools/cxlccm/src/*.rs tools/cxlccm/e
 		-p cxlccm --example xform --target x86_64-unknown-linux-gnu
 	install -D tools/target/x86_64-unknown-linux-gnu/release/examples/xform $@
 
-$(OUT)/benchbin/%: bench/%.c include/uapi/linux/*.h $(wildcard bench/*.h) | kernel
+$(OUT)/benchbin/%: bench/%.c include/uapi/linux/*.h $(wildcard bench/*.h) tools/lib/cxlccm/cxlccm_barrier.h | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
 

@@ -30,7 +30,7 @@
  * tools/ccm-bench can report medians and spreads.
  */
 #include "bench.h"
-#include "../selftests/cxl_ccm/ring_barrier.h"
+#include "../tools/lib/cxlccm/cxlccm_barrier.h"
 #include "llm.h"
 
 

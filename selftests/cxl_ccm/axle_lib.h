@@ -46,7 +46,7 @@
 #include <linux/cxl_ccm.h>
 
 #include "kselftest_harness.h"
-#include "ring_barrier.h"
+#include "../../tools/lib/cxlccm/cxlccm_barrier.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the device writes little-endian words; these tests compare host words"
@@ -436,7 +436,7 @@ static inline int axle_ioc_wait(int fd, struct cxl_ccm_wait *w, __u32 min_record
 	return ioctl(fd, CXL_CCM_IOC_WAIT, w);
 }
 
-/* The tails, with the read barrier the write-combining rings need (ring_barrier.h). */
+/* The tails, with the read barrier the write-combining rings need (cxlccm_barrier.h). */
 static inline __u32 axle_md_tail(const struct axle_tenant *t)
 {
 	return cxl_ccm_load_tail(&t->hdr->metadata.tail);

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/cxl_ccm.h>
-#include "ring_barrier.h"
+#include "../../tools/lib/cxlccm/cxlccm_barrier.h"
 
 #define DEV "/dev/cxl_ccm6"
 #define PLAN 83

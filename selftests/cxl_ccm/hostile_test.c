@@ -26,7 +26,7 @@
 #include <sys/mman.h>
 
 #include "kernel_lib.h"
-#include "ring_barrier.h"
+#include "../../tools/lib/cxlccm/cxlccm_barrier.h"
 
 #define INPUT_SIZE	4096
 /* Bytes of input each launch names: small, so that a valid launch is quick. */

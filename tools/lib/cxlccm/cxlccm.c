@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cxlccm.h"
+#include "cxlccm_barrier.h"
 
 struct cxlccm_tenant {
 	int fd;
@@ -31,32 +32,6 @@ struct cxlccm_tenant {
 	__u64 pl_bytes;
 	__u32 head;			/* next metadata index to take */
 };
-
-/*
- * The rings are write-combining memory, whose loads are weakly ordered and
- * may be speculative: an acquire load (a plain MOV on x86) does not keep the
- * record loads after the tail load; the read barrier does. The kernel's
- * rmb() is LFENCE on x86 for this reason; on arm64 the writer is a device,
- * so the barrier reaches the outer-shareable domain.
- */
-static inline void ring_rmb(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ __volatile__("lfence" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("dmb oshld" ::: "memory");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
-static inline __u32 load_tail(const __u32 *tail)
-{
-	__u32 v = __atomic_load_n(tail, __ATOMIC_ACQUIRE);
-
-	ring_rmb();
-	return v;
-}
 
 static int ioc(int fd, unsigned long cmd, void *arg)
 {
@@ -160,7 +135,7 @@ unsigned int cxlccm_ready(struct cxlccm_tenant *t)
 {
 	if (!t->configured)
 		return 0;
-	return load_tail(&t->hdr->metadata.tail) - t->head;
+	return cxl_ccm_load_tail(&t->hdr->metadata.tail) - t->head;
 }
 
 /* Points @r's payload pieces into the ring, wrapping at its end. */

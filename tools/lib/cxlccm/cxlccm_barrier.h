@@ -1,6 +1,8 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR MIT */
 /*
- * The read barrier between loading a ring tail and loading what it covers.
+ * The read barrier between loading a ring tail and loading what it covers:
+ * libcxlccm's, also included by the cxl_ccm selftests and bench/ccm_bench,
+ * which read the rings themselves.
  *
  * The driver maps the metadata and payload rings write-combining, in the
  * kernel and in user space (Documentation/cxl_ccm.rst, "On real hardware"):
@@ -16,8 +18,8 @@
  * device: the load barrier must reach the outer-shareable domain (DMB OSHLD,
  * the kernel's dma_rmb()).
  */
-#ifndef CXL_CCM_RING_BARRIER_H
-#define CXL_CCM_RING_BARRIER_H
+#ifndef CXLCCM_BARRIER_H
+#define CXLCCM_BARRIER_H
 
 #include <linux/types.h>
 
