@@ -37,18 +37,20 @@ fn run(node: &str, mode: u32) -> Result<String, String> {
     }
     let mut tags = [0u32; LAUNCHES];
     for (l, tag) in tags.iter_mut().enumerate() {
+        let xa = ccm_abi::abi::StreamXformArgs {
+            op: 1, // XOR
+            chunk_size: CHUNK as u32,
+            operand: OPERAND,
+            ..Default::default()
+        };
         let mut launch = Launch {
             kernel_id: u32::from(ccm_abi::abi::KERNEL_STREAM_XFORM),
             input_offset: (l * LAUNCH_BYTES) as u64,
             input_size: LAUNCH_BYTES as u64,
-            arg_size: 16,
+            arg_size: std::mem::size_of::<ccm_abi::abi::StreamXformArgs>() as u32,
+            args: xa.to_bytes(),
             ..Default::default()
         };
-        // struct cxl_ccm_stream_xform_args: op, chunk_size, operand, reserved.
-        let args = [1u32, CHUNK as u32, OPERAND, 0];
-        for (dst, a) in launch.args.chunks_exact_mut(4).zip(args) {
-            dst.copy_from_slice(&a.to_le_bytes());
-        }
         *tag = t.launch(&mut launch).map_err(|e| format!("LAUNCH: {e}"))?;
     }
     let mut seen = vec![0u8; LAUNCHES * LAUNCH_BYTES / CHUNK];
