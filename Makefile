@@ -3,7 +3,8 @@
 # make run            boot the VM with cxl_test and our modules loaded, run the demo
 # make check          every test: kselftests + KUnit doctests in the VM, cargo tests on the host
 # make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg}
-#                     (ONLY=WORKLOAD runs one workload of the matrix, REPEAT=N sets the repetitions)
+#                     (ONLY=WORKLOAD runs one workload of the matrix, REPEAT=N sets the repetitions,
+#                     5; DEVCPU=0 lets the device model share the host's CPUs)
 # make stress         the reflux stress suite, every pipeline and placement (DURATION=seconds)
 # make check-kasan    make check on the kernel built with clang and KASAN (out/kasan), then fuzz 60 s
 # make fuzz           the cxl_ccm/reflux UAPI fuzzer in the VM on the kasan kernel (SECONDS=N,
@@ -55,7 +56,7 @@ SELFTEST_CFLAGS := -static -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-
 RUST_SRCS = $(shell find rust drivers tools/testing -name '*.rs' 2>/dev/null)
 VMLOG := tools/target/release/vmlog
 
-.PHONY: fuzz fuzz-run stress bench-reflux all deps kernel modules selftests initramfs run bench check check-kasan \
+.PHONY: fuzz fuzz-run fuzz-minimize fuzz-minimize-run stress bench-reflux all deps kernel modules selftests initramfs run bench check check-kasan \
 	check-harness \
 	rustfmt rustfmtcheck vmlog clean
 
@@ -150,7 +151,8 @@ run: initramfs
 bench: initramfs
 	cd tools && cargo build --release --quiet -p ccm-bench
 	mkdir -p $(OUT)/bench-run
-	BENCH_ONLY=$(ONLY) BENCH_REPEAT=$(REPEAT) BENCH_YIELD=$(YIELD) VM_TIMEOUT=1800 $(VM)/qemu.sh bench $(OUT)/bench-run
+	BENCH_ONLY=$(ONLY) BENCH_REPEAT=$(REPEAT) BENCH_YIELD=$(YIELD) BENCH_DEVCPU=$(if $(filter 0,$(DEVCPU)),,1) \
+		VM_TIMEOUT=3600 $(VM)/qemu.sh bench $(OUT)/bench-run
 	tools/target/release/ccm-bench --log $(OUT)/bench-run/tests.log --out $(OUT)/bench
 	$(MAKE) bench-reflux
 
@@ -172,12 +174,13 @@ check: rustfmtcheck initramfs vmlog
 
 # make check on the kasan flavor (clang, generic KASAN, KCOV; tools/vm/common.sh), in $(OUT)/kasan.
 # The kernel paths are the flavor's own: none of this make's may leak into the sub-make.
-# Then 60 s of the UAPI fuzzer on that kernel.
+# Then 60 s of the UAPI fuzzer on that kernel; a crash there is reported with its
+# candidates, not minimised (a VM boot per try would not fit in CI's time).
 KASAN_MAKE := env -u KBUILD_OUTPUT -u KSRC -u MODROOT -u KERNEL_IMAGE -u INITRAMFS \
 	$(MAKE) KERNEL_FLAVOR=kasan OUT=$(OUT)/kasan
 check-kasan:
 	$(KASAN_MAKE) check
-	$(KASAN_MAKE) fuzz-run SECONDS=60
+	$(KASAN_MAKE) fuzz-run SECONDS=60 FUZZ_MINIMIZE_RUNS=0
 
 # The reflux stress suite over every pipeline and placement: make stress [DURATION=seconds, 600].
 stress: initramfs vmlog
@@ -190,7 +193,19 @@ fuzz:
 
 fuzz-run: initramfs vmlog
 	LOGDIR=$(OUT)/fuzz/run CORPUS=$(OUT)/fuzz/corpus CRASHES=$(OUT)/fuzz/crashes \
-		FUZZ_SECONDS=$(or $(SECONDS),600) $(VM)/fuzz.sh
+		FUZZ_SECONDS=$(or $(SECONDS),600) FUZZ_MINIMIZE_RUNS=$(FUZZ_MINIMIZE_RUNS) $(VM)/fuzz.sh
+
+# Shrinks a crash candidate of the kasan kernel, one VM boot per try (at most RUNS, 40):
+# make fuzz-minimize PROG=out/kasan/fuzz/crashes/NAME.prog gives NAME.min.prog and NAME.min.c.
+fuzz-minimize:
+	$(KASAN_MAKE) fuzz-minimize-run PROG=$(abspath $(PROG)) RUNS=$(or $(RUNS),40)
+
+fuzz-minimize-run: initramfs vmlog
+	cd tools && cargo build --release --quiet -p uapi-fuzz
+	REPLAY_DIR=$(OUT)/fuzz/crashes/replay tools/target/release/uapi-fuzz minimize $(PROG) \
+		--oracle $(abspath $(VM))/fuzz-replay.sh --max-runs $(RUNS) >$(basename $(PROG)).min.prog
+	tools/target/release/uapi-fuzz repro $(basename $(PROG)).min.prog >$(basename $(PROG)).min.c
+	@echo "$(basename $(PROG)).min.prog, $(basename $(PROG)).min.c"
 
 check-harness: initramfs vmlog
 	LOGDIR=$(OUT)/check-harness $(VM)/check-harness.sh

@@ -14,6 +14,7 @@
 # LOGDIR, FUZZ_SECONDS (default 600), CORPUS, CRASHES.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/fuzz-lib.sh"
 : "${LOGDIR:?}" "${OUT:?}"
 seconds=${FUZZ_SECONDS:-600}
 corpus=${CORPUS:-$OUT/fuzz/corpus}
@@ -63,7 +64,12 @@ save_candidate() {
 # re-runs them in place.
 minimize_fatal() {
 	local runs=${FUZZ_MINIMIZE_RUNS:-40} prog min rc
-	[ "$runs" != 0 ] || { log "fuzz: FUZZ_MINIMIZE_RUNS=0: not minimising $*"; return; }
+	if [ "$runs" = 0 ]; then
+		log "fuzz: FUZZ_MINIMIZE_RUNS=0: not minimising; one VM boot per try:"
+		local p
+		for p in "$@"; do log "  make fuzz-minimize PROG=$p"; done
+		return
+	fi
 	for prog in "$@"; do
 		min=${prog%.prog}.min
 		log "fuzz: minimising $prog, at most $runs boots"
@@ -93,7 +99,14 @@ while IFS= read -r line; do
 	save_candidate "$stamp-finding$n" "${rest#* }"
 	n=$((n + 1))
 done < <(grep '^FINDING ' "$flog.clean" || true)
-if [ $rc != 0 ] || [ -z "$done_line" ]; then
+boot=
+[ $rc = 0 ] || boot=$(boot_report "$LOGDIR/console.log")
+if [ -n "$boot" ]; then
+	# The run fails all the same, but no program is to blame.
+	log "fuzz: the kernel reported before the first program ran: $boot"
+	log "fuzz: a fault of the boot, not a finding: no crash candidates"
+	rc=1
+elif [ $rc != 0 ] || [ -z "$done_line" ]; then
 	# The kernel died or reported while one of the last programs ran.
 	k=0
 	while IFS= read -r line; do
