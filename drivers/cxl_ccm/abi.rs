@@ -120,7 +120,7 @@ pub const REGISTER_MAGIC: u32 = u32::from_le_bytes(*b"CCMR");
 /// Major version of this ABI. Incompatible layout changes increment it.
 pub const ABI_VERSION_MAJOR: u16 = 1;
 /// Minor version of this ABI. Compatible additions (meanings for reserved fields) increment it.
-pub const ABI_VERSION_MINOR: u16 = 3;
+pub const ABI_VERSION_MINOR: u16 = 4;
 /// [`GlobalRegs::version`] of a device implementing exactly this file.
 pub const ABI_VERSION: u32 = version(ABI_VERSION_MAJOR, ABI_VERSION_MINOR);
 
@@ -389,6 +389,10 @@ pub const REG_LINK_PS_PER_BYTE: usize = 0x58;
 /// Register [`GlobalRegs::link_remote_poll_ns`] (RO, u32, since 1.1): the remote polling interval
 /// the device's model assumes (RP), the default for a tenant that asks for none.
 pub const REG_LINK_REMOTE_POLL_NS: usize = 0x5C;
+/// Register [`GlobalRegs::link_irq_ns`] (RO, u32, since 1.4): the handling cost of one interrupt
+/// (Table III: 50 µs per DMA request) the host pays on its interrupt path for every interrupt
+/// the device raised ([`TREG_IRQ_SEQ`] counts them); hardware writes 0.
+pub const REG_LINK_IRQ_NS: usize = 0x60;
 
 /// [`GlobalRegs::dev_ctrl`]: the device may run tenants.
 pub const DEV_CTRL_ENABLE: u32 = 1 << 0;
@@ -444,8 +448,12 @@ pub struct GlobalRegs {
     pub link_ps_per_byte: u32,
     /// [`REG_LINK_REMOTE_POLL_NS`].
     pub link_remote_poll_ns: u32,
+    /// [`REG_LINK_IRQ_NS`].
+    pub link_irq_ns: u32,
+    /// Zero.
+    pub reserved1: u32,
     /// Zero; room for later global registers.
-    pub reserved: [u64; 20],
+    pub reserved: [u64; 19],
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -509,8 +517,11 @@ pub const TREG_CREDIT_STALLS: usize = 0x60;
 /// Tenant register `dma_batches` (RO, u64). Device writes: batches back-streamed since enable.
 pub const TREG_DMA_BATCHES: usize = 0x68;
 /// Tenant register `busy_ns` (RO, u64, since 1.1). Device writes: nanoseconds during which the
-/// tenant had work on the device (jobs queued or computing, results waiting to stream); the
-/// rest of a run is the CCM's idle time for this tenant.
+/// tenant had work the device could do (jobs queued or computing, a mailbox command running,
+/// results it may stream); the rest of a run is the CCM's idle time for this tenant. Since 1.4
+/// results held back for lack of credit with nothing else to do count as idle, as the AXLE
+/// paper counts waiting on the other side (RP and BS results waiting for the host to load
+/// them never counted).
 pub const TREG_BUSY_NS: usize = 0x70;
 /// Tenant register `credit_wait_ns` (RO, u64, since 1.1). Device writes: nanoseconds batches
 /// waited for credit (back-pressure), from the first refusal to the reservation.
@@ -556,13 +567,16 @@ pub const TREG_UNPUBLISHED: usize = 0xA8;
 /// Tenant register `irq_ctrl` (RW, u32). Host writes: the `IRQ_CAUSE_*` bits that may raise an
 /// interrupt.
 pub const TREG_IRQ_CTRL: usize = 0xC0;
-/// Tenant register `irq_ack` (RW, u32). Host writes: the `irq_seq` it has handled. The device
-/// raises interrupt `n + 1` only after `irq_ack == n`: at most one interrupt is outstanding.
+/// Tenant register `irq_ack` (RW, u32). Host writes: the `irq_seq` it has handled. Before 1.4
+/// the device raised interrupt `n + 1` only after `irq_ack == n` (at most one outstanding); since
+/// 1.4 it raises one per DMA request, and only a device that coalesces (a named variant) waits.
 pub const TREG_IRQ_ACK: usize = 0xC4;
 /// Tenant register `irq_vector` (RW, u32). Host writes: the MSI/MSI-X vector to signal.
 pub const TREG_IRQ_VECTOR: usize = 0xC8;
 /// Tenant register `irq_seq` (RO, u32). Device writes, after `irq_cause` (release), then signals:
-/// the sequence number of the interrupt it raises.
+/// the sequence number of the last interrupt it raised. Signals raised while the host handles
+/// one may reach it as one: `irq_seq - irq_ack` interrupts are handled (and paid, see
+/// [`REG_LINK_IRQ_NS`]) at a time.
 pub const TREG_IRQ_SEQ: usize = 0xD0;
 /// Tenant register `irq_cause` (RO, u32). Device writes: the `IRQ_CAUSE_*` bits that occurred since
 /// the previous interrupt.
@@ -1419,7 +1433,9 @@ assert_layout!(GlobalRegs, size = 0x100, align = 8, {
     link_cxl_io_rtt_ns @ REG_LINK_CXL_IO_RTT_NS,
     link_ps_per_byte @ REG_LINK_PS_PER_BYTE,
     link_remote_poll_ns @ REG_LINK_REMOTE_POLL_NS,
-    reserved @ 0x60,
+    link_irq_ns @ REG_LINK_IRQ_NS,
+    reserved1 @ 0x64,
+    reserved @ 0x68,
 });
 
 assert_layout!(TenantRegs, size = 0x100, align = 8, {

@@ -154,6 +154,8 @@ fn read_identity(regs: &IoMem) -> Result<Identity> {
             cxl_io_rtt_ns: u64::from(r32(abi::REG_LINK_CXL_IO_RTT_NS)?),
             ps_per_byte: u64::from(r32(abi::REG_LINK_PS_PER_BYTE)?),
             remote_poll_ns: u64::from(r32(abi::REG_LINK_REMOTE_POLL_NS)?),
+            // Reserved (zero) before ABI 1.4: the device paid for its interrupts itself.
+            irq_ns: u64::from(r32(abi::REG_LINK_IRQ_NS)?),
         },
     };
     if id.max_tenants == 0 || id.max_tenants > abi::MAX_TENANTS {

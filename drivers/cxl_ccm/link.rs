@@ -18,6 +18,8 @@ pub(crate) struct Link {
     pub(crate) cxl_io_rtt_ns: u64,
     pub(crate) ps_per_byte: u64,
     pub(crate) remote_poll_ns: u64,
+    /// The handling of one interrupt (AXLE_IRQ), paid on the host's interrupt path.
+    pub(crate) irq_ns: u64,
 }
 
 fn now_ns() -> u64 {
@@ -56,6 +58,11 @@ impl Link {
     /// A posted CXL.io register write.
     pub(crate) fn io_write(&self) -> u64 {
         spin(self.cxl_io_rtt_ns.div_ceil(2))
+    }
+
+    /// Handling `n` interrupts: the host core spends the modelled latency on each.
+    pub(crate) fn interrupts(&self, n: u32) -> u64 {
+        spin(self.irq_ns.saturating_mul(u64::from(n)))
     }
 
     /// A CXL.io register read: a round trip.

@@ -440,6 +440,12 @@ impl TenantCore {
 
     /// RP: one remote poll of the mailbox; at completion, reads the answer, dequeues the
     /// command and queues the results for copying.
+    ///
+    /// The dequeue is the paper's final CXL.io message: posted, not waited for here. The
+    /// mailbox holds one command, so the next `LAUNCH` checks that the device took the dequeue
+    /// before it rings ([`TenantCore::mailbox_free`]), by which time the device has had the
+    /// result load and the host's work to do it in. Waiting for it here added a round trip
+    /// through the device's engine thread to every completion, a cost no other mode pays.
     fn rp_poll(&self, st: &mut RingState) -> Result {
         let Some(rp) = st.rp else {
             return Ok(());
@@ -470,25 +476,6 @@ impl TenantCore {
         for _ in 0..3 {
             self.stalled(self.link.io_write());
         }
-        // The device answers a dequeue at once: poll it remotely, for at most 100 ms.
-        let start = crate::pacer_now_ns();
-        let acked = loop {
-            self.stalled(self.link.io_read());
-            if reg32(abi::TREG_MBOX_DONE)? == seq {
-                break true;
-            }
-            if crate::pacer_now_ns().saturating_sub(start) > 100_000_000 {
-                break false;
-            }
-            kthread::usleep_range(1, 2);
-        };
-        if !acked {
-            pr_warn_ratelimited!(
-                "tenant {}: the device did not dequeue within 100 ms\n",
-                self.index
-            );
-            return Err(EIO);
-        }
         st.mbox_seq = seq;
         st.rp = None;
         let status = u16::try_from(status).unwrap_or(abi::STATUS_ABORTED);
@@ -500,6 +487,30 @@ impl TenantCore {
             cut: rp.cut,
             done: 0,
         })
+    }
+
+    /// RP: before a new mailbox command, waits until the device has answered the last one
+    /// (the dequeue [`Self::rp_poll`] posted): the mailbox holds one command, and one written
+    /// over an unanswered one could be read half old, half new. Usually one remote read; then
+    /// polls at the remote polling interval, for at most 100 ms.
+    fn mailbox_free(&self, hw: &Hw, st: &RingState) -> Result {
+        let at = abi::tenant_regs_offset(self.index) + abi::TREG_MBOX_DONE;
+        let start = crate::pacer_now_ns();
+        loop {
+            let since = crate::pacer_now_ns();
+            self.stalled(self.link.io_read());
+            if hw.regs.try_read32(at)? == st.mbox_seq {
+                return Ok(());
+            }
+            if since.saturating_sub(start) > 100_000_000 {
+                pr_warn_ratelimited!(
+                    "tenant {}: the device did not answer a dequeue within 100 ms\n",
+                    self.index
+                );
+                return Err(EIO);
+            }
+            pace(since, self.link.remote_poll_ns, true);
+        }
     }
 
     /// RP and BS: copies queued results into the rings, as far as the released heads allow.
@@ -526,9 +537,15 @@ impl TenantCore {
         Ok(())
     }
 
-    /// AXLE_IRQ: the device signalled new records; wakes the waiters, who scan.
-    pub(crate) fn interrupted(&self) {
-        self.interrupts.fetch_add(1, Ordering::Relaxed);
+    /// AXLE_IRQ: pays the handling of `n` interrupts on this (the host's interrupt) path.
+    pub(crate) fn handle_interrupts(&self, n: u32) {
+        self.stalled(self.link.interrupts(n));
+    }
+
+    /// AXLE_IRQ: the device signalled new records with `n` interrupts; wakes the waiters, who
+    /// scan.
+    pub(crate) fn interrupted(&self, n: u32) {
+        self.interrupts.fetch_add(u64::from(n), Ordering::Relaxed);
         self.wq.wake_all();
     }
 
@@ -610,6 +627,31 @@ impl Drop for Waiting<'_> {
     }
 }
 
+/// Polling intervals shorter than this are spun, not slept: a timer sleep of a few
+/// microseconds lasts as long as the wakeup takes (tens of microseconds, more in a VM), so a
+/// 1 µs remote polling interval would in truth be the timer's.
+const SLEEP_FROM_NS: u64 = 50_000;
+
+/// Waits out a polling interval begun at `since` ([`crate::pacer_now_ns`]). `spin`: a caller
+/// waits for this poll, so its core is the one polling: intervals below [`SLEEP_FROM_NS`] are
+/// spun, and the rest of the core's time is given up only when the scheduler asks. Without a
+/// caller waiting the poller sleeps the interval instead, and takes no time from the host's
+/// work. An interval of 0 is busy polling, as configured.
+fn pace(since: u64, interval_ns: u64, spin: bool) {
+    if interval_ns == 0 {
+        kthread::cond_resched();
+    } else if spin && interval_ns < SLEEP_FROM_NS {
+        let until = since.saturating_add(interval_ns);
+        while crate::pacer_now_ns() < until {
+            core::hint::spin_loop();
+        }
+        kthread::cond_resched();
+    } else {
+        let us = (interval_ns / 1000).max(1);
+        kthread::usleep_range(us, us + us / 4);
+    }
+}
+
 /// The poller thread: polls the metadata tail at the tenant's interval while someone waits
 /// (a `WAIT` in progress, a `poll()` within its lease, an RP launch outstanding); otherwise it
 /// sleeps, so a `WAIT` that timed out or a `poll()` that gave up costs no CPU.
@@ -619,7 +661,6 @@ fn poller(core: Arc<TenantCore>) -> i32 {
         (abi::MODE_RP, 0) => core.link.remote_poll_ns,
         (_, ns) => ns,
     };
-    let interval_us = interval_ns / 1000;
     while !kthread::should_stop() {
         if !core.wanted() {
             // Queued before the check, so an `arm()` or a new `WAIT` in between is not lost;
@@ -630,6 +671,7 @@ fn poller(core: Arc<TenantCore>) -> i32 {
                 .wait_interruptible_timeout(None, || core.wanted() || kthread::should_stop());
             continue;
         }
+        let since = crate::pacer_now_ns();
         match core.progress() {
             Ok(0) => core.expire_lease(),
             Ok(_) | Err(_) => {
@@ -639,19 +681,8 @@ fn poller(core: Arc<TenantCore>) -> i32 {
                 core.wq.wake_all();
             }
         }
-        if interval_ns > 0 && interval_us == 0 {
-            // Below a microsecond: spin the rest of the interval.
-            let until = crate::pacer_now_ns() + interval_ns;
-            while crate::pacer_now_ns() < until {
-                core::hint::spin_loop();
-            }
-            kthread::cond_resched();
-        } else if interval_us == 0 {
-            // Busy polling, as configured; still let others run.
-            kthread::cond_resched();
-        } else {
-            kthread::usleep_range(interval_us, interval_us + interval_us / 4);
-        }
+        let spin = core.demand.waiters.load(Ordering::Acquire) != 0;
+        pace(since, interval_ns, spin);
     }
     0
 }
@@ -1085,6 +1116,9 @@ impl Tenant {
         let hw_guard = self.dev.hw.lock();
         let hw = hw_guard.as_ref().ok_or(ENODEV)?;
         let slot = l.launch_slot(tag);
+        if let Some(st) = rp_state.as_ref() {
+            self.core.mailbox_free(hw, st)?;
+        }
         // The input the caller stored through its write-combining mapping, then the packet,
         // then the tag: the device acquires the tag and then reads the packet and the input.
         // Each publish drains the write-combining buffers before the stores after it, which is
@@ -1127,6 +1161,7 @@ impl Tenant {
     /// RP: blocks until no launch is outstanding in the mailbox, polling it meanwhile.
     fn wait_rp_idle(&self) -> Result {
         loop {
+            let since = crate::pacer_now_ns();
             self.core.progress()?;
             if self.core.state.lock().rp.is_none() {
                 return Ok(());
@@ -1139,7 +1174,8 @@ impl Tenant {
                 .link
                 .remote_poll_ns
                 .max(self.core.cfg.poll_interval_ns);
-            kthread::usleep_range(ns / 1000, ns / 1000 + 1);
+            // This caller's core polls: at the interval, not at the timer's.
+            pace(since, ns, true);
         }
     }
 

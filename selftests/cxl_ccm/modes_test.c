@@ -6,7 +6,8 @@
  * mailbox remotely, dequeues, then loads the results from device memory
  * into the rings. BS: the launch store is answered at completion (LAUNCH
  * returns only then), then the results are loaded. AXLE_IRQ: AXLE whose
- * waiters are woken by the device's interrupt instead of a poller. User space
+ * waiters are woken by the device's interrupt (one per streamed batch)
+ * instead of a poller. User space
  * consumes all of them exactly like AXLE, so every record is checked by the
  * same consumer (axle_lib.h: sequence, checksum, exact data, FINAL last,
  * coverage).
@@ -134,6 +135,56 @@ TEST_F_TIMEOUT(modes, wait_wakes, 30)
 		}
 		EXPECT_LT(0U, s.interrupts);
 	}
+}
+
+/* The software device's interrupt cost (module parameter), or -1 on hardware. */
+static long long irq_cost_ns(void)
+{
+	FILE *f = fopen("/sys/module/cxl_ccm_dev/parameters/irq_ns", "r");
+	long long ns = -1;
+
+	if (f) {
+		if (fscanf(f, "%lld", &ns) != 1)
+			ns = -1;
+		fclose(f);
+	}
+	return ns;
+}
+
+/*
+ * AXLE_IRQ as the paper models it: one interrupt per streamed batch (per DMA
+ * request), none coalesced, each one's handling (50 µs) paid on the host's
+ * interrupt path and so counted in the host core stall. A device that keeps
+ * one interrupt outstanding (cxl_ccm_dev irq_coalesce=1) raises fewer.
+ */
+TEST_F_TIMEOUT(modes, one_interrupt_per_batch, 60)
+{
+	struct axle_run *r = &self->r;
+	struct cxl_ccm_stats s;
+	long long cost = irq_cost_ns();
+	unsigned int i;
+
+	if (variant->mode != CXL_CCM_MODE_AXLE_IRQ)
+		SKIP(return, "interrupts are AXLE_IRQ's");
+	setup(_metadata, &self->t, variant->mode, 64, 256, 0x100);
+	axle_run_init(_metadata, r, &self->t, 4096, axle_seed(_metadata));
+	for (i = 0; i < 16; i++)
+		axle_launch(_metadata, r, CXL_CCM_XFORM_OP_XOR, axle_rand32(&r->rng), 4096, 64);
+	axle_drain(_metadata, r);
+	/* The handler may still be paying for the last ones: give it a second. */
+	ASSERT_EQ(0, axle_ioc_stats(self->t.fd, &s, 0));
+	for (i = 0; i < 100 && s.interrupts != s.dma_batches; i++) {
+		usleep(10000);
+		ASSERT_EQ(0, axle_ioc_stats(self->t.fd, &s, 0));
+	}
+	TH_LOG("%llu batches, %llu interrupts, host stall %llu us",
+	       (unsigned long long)s.dma_batches, (unsigned long long)s.interrupts,
+	       (unsigned long long)(s.host_stall_ns / 1000));
+	EXPECT_LE(16ULL, s.dma_batches);
+	EXPECT_EQ(s.dma_batches, s.interrupts) TH_LOG("one interrupt per streamed batch");
+	if (cost > 0)
+		EXPECT_LE(s.interrupts * (unsigned long long)cost, s.host_stall_ns)
+			TH_LOG("each interrupt's %lld ns is paid on the host", cost);
 }
 
 /*

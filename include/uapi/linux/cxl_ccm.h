@@ -559,8 +559,9 @@ struct cxl_ccm_release {
  * @credits_published: out: head stores into the device
  * @interrupts: out: interrupts handled
  * @errors: out: failed launches, rejected releases, device errors
- * @ccm_busy_ns: out: nanoseconds the device had work for this tenant (the
- *	rest of a run is CCM idle time); 0 if the device does not report it
+ * @ccm_busy_ns: out: nanoseconds the device had work it could do for this
+ *	tenant (the rest of a run is CCM idle time; results held back for
+ *	lack of credit count as idle); 0 if the device does not report it
  * @credit_wait_ns: out: nanoseconds the device held results back for lack
  *	of credit
  * @host_stall_ns: out: nanoseconds host cores spent stalled on the link for

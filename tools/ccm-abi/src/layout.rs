@@ -162,7 +162,7 @@ pub fn device_structs() -> Vec<StructLayout> {
             magic, version, caps, kernels, mem_size, tenant_windows, max_tenants, launch_slots,
             max_segments, min_slot_size, max_slot_size, max_ring_slots, dev_ctrl, dev_status,
             heartbeat, reserved0, link_cxl_mem_rtt_ns, link_cxl_io_rtt_ns, link_ps_per_byte,
-            link_remote_poll_ns, reserved,
+            link_remote_poll_ns, link_irq_ns, reserved1, reserved,
         ]),
         describe!("TenantRegs", TenantRegs: [
             ctrl, mode, slot_size, streaming_factor, metadata_slots, payload_slots,

@@ -146,11 +146,22 @@ module_param!(
     desc: "interrupt handling per DMA request in ns (Table III: 50000)"
 );
 module_param!(
+    static IRQ_COALESCE: bool = false,
+    name: "irq_coalesce",
+    perm: 0o444,
+    desc: "AXLE_IRQ variant: at most one interrupt outstanding per tenant (the next waits for the host's ack) instead of one per streamed batch"
+);
+module_param!(
     static REMOTE_POLL_INTERVAL_NS: u64 = Param::RemotePollInterval.default_value(),
     name: "remote_poll_interval_ns",
     perm: 0o444,
     desc: "remote polling interval in ns (1000)"
 );
+
+/// Whether AXLE_IRQ coalesces interrupts (module parameter `irq_coalesce`).
+pub(crate) fn irq_coalesce() -> bool {
+    IRQ_COALESCE.get()
+}
 
 /// The latency model from the module parameters, or `EINVAL` naming the one out of range.
 fn latency_model() -> Result<LatencyModel> {
@@ -272,6 +283,8 @@ fn reset(regs: &MemRemap, mem_size: u64, latency: &LatencyModel) -> Result {
         abi::REG_LINK_REMOTE_POLL_NS,
         link(Param::RemotePollInterval),
     )?;
+    // The host pays each interrupt's handling on its interrupt path (per streamed batch).
+    r32(abi::REG_LINK_IRQ_NS, link(Param::Irq))?;
     r32(abi::REG_MAX_SEGMENTS, MAX_SEGMENTS)?;
     // Not ready until the host enables the device (see `engine`).
     r32(abi::REG_DEV_STATUS, 0)?;

@@ -98,9 +98,11 @@ pub(crate) struct Tenant {
     /// RP: the last doorbell value handled, and the ENQUEUE whose kernel runs.
     mbox_seen: u32,
     mbox_pending: Option<u32>,
-    /// AXLE_IRQ: the last interrupt raised, and the causes not signalled yet.
+    /// AXLE_IRQ: the last interrupt raised, the causes not signalled yet, and the streamed
+    /// batches since the last interrupt (one interrupt each).
     irq_seq: u32,
     irq_pending: u32,
+    irq_batches: u32,
     in_order: bool,
     streaming_factor: u32,
     /// The tenant's device-memory partition.
@@ -357,6 +359,7 @@ impl Tenant {
             mbox_pending: None,
             irq_seq: base.wrapping_sub(1),
             irq_pending: 0,
+            irq_batches: 0,
             in_order,
             streaming_factor: sf,
             part_base,
@@ -462,9 +465,11 @@ impl Tenant {
     /// Starts or ends a busy stretch: the tenant has work while jobs are queued or computing,
     /// or results wait to be streamed (or, in RP, a mailbox command is open).
     fn account_busy(&mut self) {
+        // Results held back for credit are the host's to release: the device waits, idle, as
+        // it does for an RP or BS host that has not loaded its results yet.
         let busy = !self.sched.is_empty()
             || self.inflight > 0
-            || !self.exec.is_idle()
+            || (!self.exec.is_idle() && self.credit_blocked == 0)
             || self.mbox_pending.is_some();
         match (busy, self.busy_since) {
             (true, None) => self.busy_since = Some(now_ns()),
@@ -496,7 +501,7 @@ impl Tenant {
             busy |= self.stream(mem, pacer)?;
         }
         if self.mode == abi::MODE_AXLE_IRQ {
-            self.raise(pacer, line)?;
+            self.raise(line)?;
         }
         self.account_busy();
         Ok(busy)
@@ -507,9 +512,12 @@ impl Tenant {
         self.mode == abi::MODE_AXLE || self.mode == abi::MODE_AXLE_IRQ
     }
 
-    /// AXLE_IRQ: raises an interrupt for the causes pending, if the host enabled them and has
-    /// acknowledged the previous one (one interrupt outstanding at most).
-    fn raise(&mut self, pacer: &mut Pacer, line: &SoftLine) -> core::result::Result<(), Status> {
+    /// AXLE_IRQ: raises an interrupt for the causes pending, if the host enabled them: one per
+    /// batch streamed since the last (Table III's "per DMA request": the DMA that advances the
+    /// metadata tail), `irq_seq` counting them. The host pays each one's handling on its own
+    /// interrupt path (`REG_LINK_IRQ_NS`), as a real interrupt costs the host and not the
+    /// device. The `irq_coalesce` variant keeps one outstanding: the next waits for the ack.
+    fn raise(&mut self, line: &SoftLine) -> core::result::Result<(), Status> {
         if self.irq_pending == 0 {
             return Ok(());
         }
@@ -523,16 +531,19 @@ impl Tenant {
         if causes == 0 {
             return Ok(());
         }
-        if reg(abi::TREG_IRQ_ACK)?.load(Ordering::Acquire) != self.irq_seq {
-            return Ok(());
-        }
+        let count = if crate::irq_coalesce() {
+            if reg(abi::TREG_IRQ_ACK)?.load(Ordering::Acquire) != self.irq_seq {
+                return Ok(());
+            }
+            1
+        } else {
+            self.irq_batches.max(1)
+        };
         reg(abi::TREG_IRQ_CAUSE)?.store(causes, Ordering::Relaxed);
-        self.irq_seq = self.irq_seq.wrapping_add(1);
+        self.irq_seq = self.irq_seq.wrapping_add(count);
         reg(abi::TREG_IRQ_SEQ)?.store(self.irq_seq, Ordering::Release);
         self.irq_pending = 0;
-        // The interrupt's delivery and handling (Table III: 50 µs per request).
-        pacer.charge(Operation::Interrupt);
-        pacer.pay();
+        self.irq_batches = 0;
         line.raise().map_err(|_| abi::STATUS_ABORTED)
     }
 
@@ -937,6 +948,7 @@ impl Tenant {
                     self.perform(mem, pacer)?;
                     self.exec.end_batch().map_err(exec_status)?;
                     self.irq_pending |= abi::IRQ_CAUSE_METADATA;
+                    self.irq_batches = self.irq_batches.wrapping_add(1);
                     streamed = true;
                     reread = None;
                 }

@@ -188,6 +188,11 @@ impl Pool {
                         ticket: *ticket,
                         result: compute(&self.mem, ticket),
                     });
+                    // The µthreads compute on the host's CPUs, whose kernel may not preempt
+                    // (PREEMPT_NONE): a worker that always finds work would otherwise hold its
+                    // CPU for as long as its queue lasts, and a host task (one killed in a
+                    // wait, say) would not run until then.
+                    kthread::cond_resched();
                 }
             }
             // Device memory is write-combining: the outputs leave this CPU's buffers before the
