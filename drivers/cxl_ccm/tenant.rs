@@ -509,7 +509,7 @@ impl TenantCore {
                 );
                 return Err(EIO);
             }
-            pace(since, self.link.remote_poll_ns, true);
+            self.stalled(pace(since, self.link.remote_poll_ns, true));
         }
     }
 
@@ -637,18 +637,27 @@ const SLEEP_FROM_NS: u64 = 50_000;
 /// spun, and the rest of the core's time is given up only when the scheduler asks. Without a
 /// caller waiting the poller sleeps the interval instead, and takes no time from the host's
 /// work. An interval of 0 is busy polling, as configured.
-fn pace(since: u64, interval_ns: u64, spin: bool) {
+///
+/// Returns the nanoseconds spun: host core stall, as a consumer's local polling is (a core
+/// that polls, locally or remotely, is stalled for the whole of it).
+fn pace(since: u64, interval_ns: u64, spin: bool) -> u64 {
     if interval_ns == 0 {
         kthread::cond_resched();
+        0
     } else if spin && interval_ns < SLEEP_FROM_NS {
         let until = since.saturating_add(interval_ns);
-        while crate::pacer_now_ns() < until {
+        let start = crate::pacer_now_ns();
+        let mut now = start;
+        while now < until {
             core::hint::spin_loop();
+            now = crate::pacer_now_ns();
         }
         kthread::cond_resched();
+        now - start
     } else {
         let us = (interval_ns / 1000).max(1);
         kthread::usleep_range(us, us + us / 4);
+        0
     }
 }
 
@@ -682,7 +691,7 @@ fn poller(core: Arc<TenantCore>) -> i32 {
             }
         }
         let spin = core.demand.waiters.load(Ordering::Acquire) != 0;
-        pace(since, interval_ns, spin);
+        core.stalled(pace(since, interval_ns, spin));
     }
     0
 }
@@ -1175,7 +1184,7 @@ impl Tenant {
                 .remote_poll_ns
                 .max(self.core.cfg.poll_interval_ns);
             // This caller's core polls: at the interval, not at the timer's.
-            pace(since, ns, true);
+            self.core.stalled(pace(since, ns, true));
         }
     }
 

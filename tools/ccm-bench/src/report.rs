@@ -238,6 +238,53 @@ pub fn table(runs: &[Run]) -> String {
         }
     }
     out.push_str(&ratio_summary(runs));
+    out.push_str(&conditions(runs));
+    out
+}
+
+/// What the figures were measured under, for the reader to judge them by: where the host and
+/// the device model ran, and the cadence each RP configuration's remote polling achieved
+/// (polls over the end-to-end time: the poller polls whenever a launch is outstanding, which
+/// in RP is nearly always) against the model's 1 µs.
+fn conditions(runs: &[Run]) -> String {
+    let mut out = String::new();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for r in runs {
+        let p = (
+            r.str("host_cpus").to_string(),
+            r.str("device_cpus").to_string(),
+        );
+        if !p.0.is_empty() && !seen.contains(&p) {
+            seen.push(p);
+        }
+    }
+    for (host, device) in &seen {
+        let shared = host.split(',').any(|c| device.split(',').any(|d| d == c));
+        let _ = writeln!(
+            out,
+            "placement: host on CPUs {host}, device model on CPUs {device}{}",
+            if shared {
+                " (shared: the device's compute takes host time)"
+            } else {
+                ""
+            }
+        );
+    }
+    for r in runs.iter().filter(|r| r.str("mode") == "RP") {
+        let (polls, e2e) = (r.num("polls"), r.num("e2e_us"));
+        if polls > 0.0 && e2e > 0.0 {
+            let _ = writeln!(
+                out,
+                "RP remote polling, {} {}: {:.0} polls in {:.0} us: {:.0} polls/s, one per {:.2} us",
+                r.str("sweep"),
+                r.str("label"),
+                polls,
+                e2e,
+                polls / e2e * 1e6,
+                e2e / polls
+            );
+        }
+    }
     out
 }
 
@@ -468,6 +515,26 @@ mod tests {
         let many: Vec<f64> = (0..20).map(|i| f64::from(i % 2)).collect();
         let s = (20.0 / 4.0 / 19.0f64).sqrt();
         assert!((ci95(&many).unwrap() - 1.96 * s / 20f64.sqrt()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn conditions_name_the_placement_and_the_rp_cadence() {
+        let rp = parse(
+            "{\"sweep\":\"modes\",\"label\":\"RP\",\"mode\":\"RP\",\"polls\":2000,\
+             \"e2e_us\":4000,\"host_cpus\":\"0\",\"device_cpus\":\"1\"}",
+        )
+        .unwrap();
+        let c = conditions(&[rp.clone()]);
+        assert!(
+            c.contains("host on CPUs 0, device model on CPUs 1\n"),
+            "{c}"
+        );
+        assert!(c.contains("500000 polls/s, one per 2.00 us"), "{c}");
+        let mut shared = rp;
+        shared
+            .0
+            .insert("device_cpus".into(), Value::Str("0,1".into()));
+        assert!(conditions(&[shared]).contains("(shared"));
     }
 
     #[test]
