@@ -4,7 +4,8 @@
 # make check          every test: kselftests + KUnit doctests in the VM, cargo tests on the host
 # make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg}
 #                     (ONLY=WORKLOAD runs one workload of the matrix, REPEAT=N sets the repetitions,
-#                     5; DEVCPU=0 lets the device model share the host's CPUs)
+#                     5; DEVCPU=0 lets the device model share the host's CPUs; DILATION=1 keeps
+#                     the model's costs unscaled instead of calibrating them to the VM's speed)
 # make stress         the reflux stress suite, every pipeline and placement (DURATION=seconds)
 # make check-kasan    make check on the kernel built with clang and KASAN (out/kasan), then fuzz 60 s
 # make fuzz           the cxl_ccm/reflux UAPI fuzzer in the VM on the kasan kernel (SECONDS=N,
@@ -151,8 +152,9 @@ run: initramfs
 bench: initramfs
 	cd tools && cargo build --release --quiet -p ccm-bench
 	mkdir -p $(OUT)/bench-run
-	BENCH_ONLY=$(ONLY) BENCH_REPEAT=$(REPEAT) BENCH_YIELD=$(YIELD) BENCH_DEVCPU=$(if $(filter 0,$(DEVCPU)),,1) \
-		VM_TIMEOUT=3600 $(VM)/qemu.sh bench $(OUT)/bench-run
+	BENCH_CALIB_NS=$$($(if $(filter 1,$(DILATION)),echo 0,taskset 1 $(OUT)/benchbin/ccm_bench --calibrate)) && \
+	BENCH_CALIB_NS=$$BENCH_CALIB_NS BENCH_ONLY=$(ONLY) BENCH_REPEAT=$(REPEAT) BENCH_YIELD=$(YIELD) \
+		BENCH_DEVCPU=$(if $(filter 0,$(DEVCPU)),,1) VM_TIMEOUT=3600 $(VM)/qemu.sh bench $(OUT)/bench-run
 	tools/target/release/ccm-bench --log $(OUT)/bench-run/tests.log --out $(OUT)/bench
 	$(MAKE) bench-reflux
 

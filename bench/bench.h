@@ -64,6 +64,9 @@ struct result {
 	/* Host core stall: local polling here plus the driver's link stalls (STATS). */
 	double stall_us;
 	unsigned long long records, bytes, credit_stalls, interrupts, polls;
+	/* The device computed later than its model (STATS.model_*): the run measured the emulator. */
+	double model_deficit_us;
+	unsigned long long model_late;
 	bool verified;
 	/* The run stopped in a detected deadlock (why says which); verified if it was expected. */
 	bool deadlock;

@@ -36,9 +36,21 @@
 #include <dirent.h>
 
 #include "bench.h"
+#include "calib.h"
 #include "../tools/lib/cxlccm/cxlccm_barrier.h"
 #include "llm.h"
 
+/*
+ * The device's dilation in thousandths (calib.h): the costs this program
+ * models itself (the host task, polling intervals) stretch as the device's do.
+ * Options and results give them undilated.
+ */
+static unsigned int dilation = 1000;
+
+static __u64 dilate(__u64 ns)
+{
+	return ns * dilation / 1000;
+}
 
 /* PageRank: a skewed random graph (in-edge CSR) and the fixed-point rank update. */
 struct pr_graph {
@@ -252,7 +264,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	cfg.streaming_factor = rc->sf;
 	cfg.streaming_order = rc->order;
 	cfg.flags = rc->flags;
-	cfg.poll_interval_ns = rc->poll_ns;
+	cfg.poll_interval_ns = dilate(rc->poll_ns);
 	per_launch = pr ? ((__u64)o->vertices + 1 + (o->sssp ? 2ULL : 1ULL) * o->edges) * 4 +
 			  (__u64)o->vertices * 8 :
 		     sls ? ((__u64)o->rows * o->dim + (__u64)o->samples * o->pooling) * 4 :
@@ -444,7 +456,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				}
 			} else {
 				/* The local polling interval. */
-				poll_pause(o, rc->poll_ns);
+				poll_pause(o, dilate(rc->poll_ns));
 			}
 			if (now_ns() - t0 > 60000000000ULL) {
 				fail(res, "no progress: %llu of %llu launches final", finals,
@@ -587,7 +599,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 					top_k_insert(top + (__u64)l * TOP_K, &ntop[l], dd[k]);
 				}
 			}
-			host_task(o->host_ns);
+			host_task(dilate(o->host_ns));
 			busy += now_ns() - t;
 			res->records++;
 			res->bytes += r.length;
@@ -735,6 +747,8 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 		res->interrupts = st.interrupts;
 		res->polls = st.polls;
 		res->stall_us = (polling + st.host_stall_ns) / 1000.0;
+		res->model_deficit_us = st.model_deficit_ns / 1000.0;
+		res->model_late = st.model_late_chunks;
 	}
 	rc_ = res->verified ? 0 : -1;
 out_free:
@@ -843,13 +857,15 @@ static void print(const struct opts *o, const char *sweep, const struct run *rc,
 	       "\"ccm_idle_us\":%.1f,\"credit_wait_us\":%.1f,\"host_stall_us\":%.1f,"
 	       "\"records\":%llu,\"bytes\":%llu,\"credit_stalls\":%llu,\"interrupts\":%llu,"
 	       "\"polls\":%llu,\"host_cpus\":\"%s\",\"device_cpus\":\"%s\","
+	       "\"dilation_milli\":%u,\"model_deficit_us\":%.1f,\"model_late\":%llu,"
 	       "\"verified\":%s,\"deadlock\":%s,\"why\":\"%s\"}\n",
 	       repetition, o->workload, sweep, rc->label, mode_name(rc->mode), rc->sf,
 	       rc->order == CXL_CCM_ORDER_IN_ORDER ? "in" : "out", rc->md_slots, rc->pl_slots,
 	       rc->poll_ns, o->launches, o->size, o->chunk, o->depth, o->host_ns, r->e2e_us,
 	       r->busy_us, r->idle_us, r->launch_us, r->ccm_idle_us, r->credit_wait_us, r->stall_us,
 	       r->records, r->bytes, r->credit_stalls,
-	       r->interrupts, r->polls, host_cpus, device_cpus, r->verified ? "true" : "false",
+	       r->interrupts, r->polls, host_cpus, device_cpus, dilation, r->model_deficit_us,
+	       r->model_late, r->verified ? "true" : "false",
 	       r->deadlock ? "true" : "false", r->why);
 	fflush(stdout);
 }
@@ -1108,6 +1124,7 @@ int main(int argc, char **argv)
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "only", required_argument, NULL, 'o' },
 		{ "poll-yield", no_argument, NULL, 'y' },
+		{ "calibrate", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { "/dev/cxl_ccm0", 64, 8, 16384, 256, 2000, false, false,
@@ -1128,10 +1145,14 @@ int main(int argc, char **argv)
 		case 'r': repeat = strtoul(optarg, NULL, 0); break;
 		case 'o': only = optarg; break;
 		case 'y': o.poll_yield = true; break;
+		case 'k':
+			/* make bench: the reference work's time here (see calib.h). */
+			printf("%llu\n", (unsigned long long)calib_reference_ns());
+			return 0;
 		default:
 			fprintf(stderr, "usage: %s [--node DEV] [--launches N] [--depth N] "
 				"[--size BYTES] [--chunk BYTES] [--host-ns NS] [--table] [--quick] "
-				"[--repeat N] [--only WORKLOAD] [--poll-yield]\n",
+				"[--repeat N] [--only WORKLOAD] [--poll-yield] [--calibrate]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1149,6 +1170,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	read_placement();
+	dilation = calib_device_dilation();
 	for (repetition = 0; repetition < repeat; repetition++)
 		bad |= matrix(o);
 	return bad ? 1 : 0;

@@ -120,7 +120,7 @@ pub const REGISTER_MAGIC: u32 = u32::from_le_bytes(*b"CCMR");
 /// Major version of this ABI. Incompatible layout changes increment it.
 pub const ABI_VERSION_MAJOR: u16 = 1;
 /// Minor version of this ABI. Compatible additions (meanings for reserved fields) increment it.
-pub const ABI_VERSION_MINOR: u16 = 4;
+pub const ABI_VERSION_MINOR: u16 = 5;
 /// [`GlobalRegs::version`] of a device implementing exactly this file.
 pub const ABI_VERSION: u32 = version(ABI_VERSION_MAJOR, ABI_VERSION_MINOR);
 
@@ -393,6 +393,11 @@ pub const REG_LINK_REMOTE_POLL_NS: usize = 0x5C;
 /// (Table III: 50 µs per DMA request) the host pays on its interrupt path for every interrupt
 /// the device raised ([`TREG_IRQ_SEQ`] counts them); hardware writes 0.
 pub const REG_LINK_IRQ_NS: usize = 0x60;
+/// Register [`GlobalRegs::model_dilation_milli`] (RO, u32, since 1.5): the factor, in thousandths,
+/// by which a software device multiplies every modelled cost (the `link_*` registers above and
+/// its CCM compute model), because its CPU runs the host's and the device's code that much
+/// slower than the modelled hardware would; hardware writes 0 (nothing is modelled).
+pub const REG_MODEL_DILATION_MILLI: usize = 0x64;
 
 /// [`GlobalRegs::dev_ctrl`]: the device may run tenants.
 pub const DEV_CTRL_ENABLE: u32 = 1 << 0;
@@ -450,8 +455,8 @@ pub struct GlobalRegs {
     pub link_remote_poll_ns: u32,
     /// [`REG_LINK_IRQ_NS`].
     pub link_irq_ns: u32,
-    /// Zero.
-    pub reserved1: u32,
+    /// [`REG_MODEL_DILATION_MILLI`].
+    pub model_dilation_milli: u32,
     /// Zero; room for later global registers.
     pub reserved: [u64; 19],
 }
@@ -563,6 +568,15 @@ pub const fn credit_blocked(metadata: u32, payload: u32) -> u64 {
 /// credit heads) before the host had made them visible (`MemRemap::publish`). Only a software
 /// device that models host-only coherent memory (HDM-H) can see this; hardware reads 0.
 pub const TREG_UNPUBLISHED: usize = 0xA8;
+/// Tenant register `model_deficit_ns` (RO, u64, since 1.5). Device writes: by how many
+/// nanoseconds, summed over the late chunks, a software device that models its compute
+/// ([`REG_MODEL_DILATION_MILLI`]) finished this tenant's chunks after its model says the
+/// modelled CCM would have. Nonzero means the emulator was slower than its model, so measured
+/// times overstate the CCM's; hardware writes 0.
+pub const TREG_MODEL_DEFICIT_NS: usize = 0xB0;
+/// Tenant register `model_late` (RO, u64, since 1.5). Device writes: how many of this tenant's
+/// chunks [`TREG_MODEL_DEFICIT_NS`] counts.
+pub const TREG_MODEL_LATE: usize = 0xB8;
 
 /// Tenant register `irq_ctrl` (RW, u32). Host writes: the `IRQ_CAUSE_*` bits that may raise an
 /// interrupt.
@@ -678,8 +692,10 @@ pub struct TenantRegs {
     pub credit_blocked: u64,
     /// [`TREG_UNPUBLISHED`].
     pub unpublished: u64,
-    /// Zero.
-    pub mbox_reserved: [u64; 2],
+    /// [`TREG_MODEL_DEFICIT_NS`].
+    pub model_deficit_ns: u64,
+    /// [`TREG_MODEL_LATE`].
+    pub model_late: u64,
     /// [`TREG_IRQ_CTRL`].
     pub irq_ctrl: u32,
     /// [`TREG_IRQ_ACK`].
@@ -1434,7 +1450,7 @@ assert_layout!(GlobalRegs, size = 0x100, align = 8, {
     link_ps_per_byte @ REG_LINK_PS_PER_BYTE,
     link_remote_poll_ns @ REG_LINK_REMOTE_POLL_NS,
     link_irq_ns @ REG_LINK_IRQ_NS,
-    reserved1 @ 0x64,
+    model_dilation_milli @ REG_MODEL_DILATION_MILLI,
     reserved @ 0x68,
 });
 
@@ -1470,7 +1486,8 @@ assert_layout!(TenantRegs, size = 0x100, align = 8, {
     mbox_ret @ TREG_MBOX_RET,
     credit_blocked @ TREG_CREDIT_BLOCKED,
     unpublished @ TREG_UNPUBLISHED,
-    mbox_reserved @ 0xB0,
+    model_deficit_ns @ TREG_MODEL_DEFICIT_NS,
+    model_late @ TREG_MODEL_LATE,
     irq_ctrl @ TREG_IRQ_CTRL,
     irq_ack @ TREG_IRQ_ACK,
     irq_vector @ TREG_IRQ_VECTOR,

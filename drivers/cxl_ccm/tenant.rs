@@ -165,7 +165,8 @@ impl StatsSnapshot {
             credit_wait_ns: d.credit_wait_ns.wrapping_sub(b.credit_wait_ns),
             host_stall_ns: self.stall.wrapping_sub(self.stall_base),
             unpublished: self.unpublished,
-            ..Default::default()
+            model_deficit_ns: d.model_deficit_ns.wrapping_sub(b.model_deficit_ns),
+            model_late_chunks: d.model_late.wrapping_sub(b.model_late),
         }
     }
 }
@@ -179,6 +180,8 @@ struct DeviceBaseline {
     dma_batches: u64,
     busy_ns: u64,
     credit_wait_ns: u64,
+    model_deficit_ns: u64,
+    model_late: u64,
 }
 
 /// The gap head's bitmap on the heap (6.12's `KVec` has no `AsRef<[T]>`).
@@ -1596,8 +1599,8 @@ impl Tenant {
         arg: &uapi::Stats,
         publish: impl FnOnce(&uapi::Stats) -> Result,
     ) -> Result {
-        if arg.flags & !uapi::STATS_RESET != 0 || arg.reserved != [0; 2] {
-            pr_warn_ratelimited!("STATS: unknown flags or nonzero reserved fields\n");
+        if arg.flags & !uapi::STATS_RESET != 0 {
+            pr_warn_ratelimited!("STATS: unknown flags\n");
             return Err(EINVAL);
         }
         let reset = arg.flags & uapi::STATS_RESET != 0;
@@ -1627,6 +1630,8 @@ impl Tenant {
                 dma_batches: r(abi::TREG_DMA_BATCHES)?,
                 busy_ns: r(abi::TREG_BUSY_NS)?,
                 credit_wait_ns: r(abi::TREG_CREDIT_WAIT_NS)?,
+                model_deficit_ns: r(abi::TREG_MODEL_DEFICIT_NS)?,
+                model_late: r(abi::TREG_MODEL_LATE)?,
             };
             (device, r(abi::TREG_UNPUBLISHED)?)
         };

@@ -293,8 +293,12 @@ pub struct Stats {
     /// made them visible (a driver bug; only a software device that models HDM-H sees it, and
     /// `STATS_RESET` does not reset it).
     pub unpublished: u64,
-    /// In: 0.
-    pub reserved: [u64; 2],
+    /// Out (since ABI 1.5): nanoseconds by which a software device that models its compute
+    /// finished this tenant's chunks later than its model, summed over the late chunks (0 on
+    /// hardware). Nonzero means the run measured the emulator, not the model.
+    pub model_deficit_ns: u64,
+    /// Out (since ABI 1.5): the chunks `model_deficit_ns` counts.
+    pub model_late_chunks: u64,
 }
 
 /// [`IOC_WAIT`]: block until at least `min_records` records are ready past the caller's metadata
@@ -455,7 +459,8 @@ assert_layout!(Stats, size = 0xA0, align = 8, {
     credit_wait_ns @ 0x78,
     host_stall_ns @ 0x80,
     unpublished @ 0x88,
-    reserved @ 0x90,
+    model_deficit_ns @ 0x90,
+    model_late_chunks @ 0x98,
 });
 
 assert_layout!(Wait, size = 0x30, align = 8, {

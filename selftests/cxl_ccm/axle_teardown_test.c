@@ -20,11 +20,11 @@
  * "Works" means a STREAM_XFORM whose every record is checked (axle_lib.h).
  * kmemleak and the kernel-log checks of `make check` watch every step.
  */
-#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include "axle_lib.h"
+#include "dev_params.h"
 
 #define DRV	"/sys/bus/platform/drivers/cxl_ccm/"
 #define MS	1000000ULL
@@ -366,40 +366,6 @@ TEST_F_TIMEOUT(teardown, tenant_limit, 60)
 	free(t);
 }
 
-#define DEV_PARAMS "/sys/module/cxl_ccm_dev/parameters/"
-
-/* "modprobe cxl_ccm_dev name=value ..." with every current parameter value. */
-static int reload_command(char *cmd, size_t len)
-{
-	DIR *d = opendir(DEV_PARAMS);
-	struct dirent *e;
-	size_t used;
-
-	if (!d)
-		return -1;
-	used = snprintf(cmd, len, "modprobe cxl_ccm_dev");
-	while ((e = readdir(d)) && used < len) {
-		char path[320], value[64];
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), DEV_PARAMS "%s", e->d_name);
-		f = fopen(path, "r");
-		if (!f || !fgets(value, sizeof(value), f)) {
-			if (f)
-				fclose(f);
-			closedir(d);
-			return -1;
-		}
-		fclose(f);
-		value[strcspn(value, "\n")] = 0;
-		used += snprintf(cmd + used, len - used, " %s=%s", e->d_name, value);
-	}
-	closedir(d);
-	return used < len ? 0 : -1;
-}
-
 /*
  * Unload the device module under a streaming tenant: the devices go, the
  * driver unbinds them (stopping every tenant first), the tenant's calls get
@@ -417,7 +383,7 @@ TEST_F_TIMEOUT(teardown, device_removed_while_streaming, 60)
 
 	if (!axle_open_or_skip(_metadata, &t, node))
 		return;
-	ASSERT_EQ(0, reload_command(cmd, sizeof(cmd)));
+	ASSERT_EQ(0, dev_params_command(cmd, sizeof(cmd)));
 	start_stream(_metadata, &t, &r, 0xfffffffa, 8, 16384);
 	wait_records(_metadata, &t, 8);
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # `make check-harness`: the negative controls. A failing selftest, a module
 # that WARNs, and a driver that skips a publish on the HDM-H device model must
-# each make the harness report failure; this script fails if any run is judged
+# each make the harness report failure, and so must a device that releases
+# results before its CCM compute model says (compute_model=0); this script fails if any run is judged
 # a success, or fails for another reason than expected.
 #
 # Environment: KERNEL_IMAGE, INITRAMFS, LOGDIR.
@@ -36,5 +37,6 @@ control() {
 control harness-fail "FAIL selftest.harness/harness_fail_test: global.fails_on_purpose"
 control harness-warn "kernel log: WARNING:"
 control harness-hdmh "FAIL selftest.cxl_ccm/visibility_test" "HDM-H violation:"
-echo "$((3 - bad)) passed, $bad failed"
+control harness-model "FAIL selftest.cxl_ccm/model_test: model.results_wait_for_the_model"
+echo "$((4 - bad)) passed, $bad failed"
 exit $bad

@@ -76,6 +76,7 @@ fi
 # make bench ONLY=WORKLOAD REPEAT=N: a part of the matrix (bench/ccm_bench --only, --repeat).
 [ -n "${BENCH_ONLY:-}" ] && append+=" cxlstack.bench_only=$BENCH_ONLY"
 [ -n "${BENCH_REPEAT:-}" ] && append+=" cxlstack.bench_repeat=$BENCH_REPEAT"
+[ -n "${BENCH_CALIB_NS:-}" ] && append+=" cxlstack.bench_calib_ns=$BENCH_CALIB_NS"
 [ -n "${BENCH_YIELD:-}" ] && append+=" cxlstack.bench_yield=1"
 # make stress DURATION=N (tools/vm/stress.sh): seconds of each stress phase.
 [ -n "${STRESS_SECONDS:-}" ] && append+=" cxlstack.stress_seconds=$STRESS_SECONDS"

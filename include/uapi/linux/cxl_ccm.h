@@ -571,7 +571,11 @@ struct cxl_ccm_release {
  *	for the tenant before the host had made them visible (a driver bug on
  *	host-only coherent memory; only a software device that models it can
  *	count this, hardware reports 0); not reset by CXL_CCM_STATS_RESET
- * @reserved: in: 0
+ * @model_deficit_ns: out: nanoseconds by which a software device that models
+ *	its compute finished this tenant's chunks later than its model says the
+ *	modelled CCM would have, summed over the late chunks; nonzero means a
+ *	run measured the emulator rather than the model; hardware reports 0
+ * @model_late_chunks: out: the chunks @model_deficit_ns counts
  */
 struct cxl_ccm_stats {
 	__u32 flags;
@@ -593,7 +597,8 @@ struct cxl_ccm_stats {
 	__u64 credit_wait_ns;
 	__u64 host_stall_ns;
 	__u64 unpublished;
-	__u64 reserved[2];
+	__u64 model_deficit_ns;
+	__u64 model_late_chunks;
 };
 
 /*

@@ -145,7 +145,7 @@ pub fn uapi_structs() -> Vec<StructLayout> {
         describe!("cxl_ccm_stats", Stats: [
             flags, tenant, launched, launches_completed, records, payload_bytes,
             backpressure_waits, backpressure_ns, credit_stalls, dma_batches, polls, empty_polls,
-            credits_published, interrupts, errors, ccm_busy_ns, credit_wait_ns, host_stall_ns, unpublished, reserved,
+            credits_published, interrupts, errors, ccm_busy_ns, credit_wait_ns, host_stall_ns, unpublished, model_deficit_ns, model_late_chunks,
         ]),
         describe!("cxl_ccm_wait", Wait: [
             min_records, metadata_head, timeout_ns, flags, ready, metadata_tail, reserved0,
@@ -162,14 +162,14 @@ pub fn device_structs() -> Vec<StructLayout> {
             magic, version, caps, kernels, mem_size, tenant_windows, max_tenants, launch_slots,
             max_segments, min_slot_size, max_slot_size, max_ring_slots, dev_ctrl, dev_status,
             heartbeat, reserved0, link_cxl_mem_rtt_ns, link_cxl_io_rtt_ns, link_ps_per_byte,
-            link_remote_poll_ns, link_irq_ns, reserved1, reserved,
+            link_remote_poll_ns, link_irq_ns, model_dilation_milli, reserved,
         ]),
         describe!("TenantRegs", TenantRegs: [
             ctrl, mode, slot_size, streaming_factor, metadata_slots, payload_slots,
             streaming_order, index_base, mem_base, mem_size, desc_table, desc_count,
             schedule, status, error, launches, records, payload_bytes, credit_stalls,
             dma_batches, busy_ns, credit_wait_ns, mbox_cmd, mbox_arg, mbox_doorbell, mbox_reserved0,
-            mbox_done, mbox_status, mbox_ret, credit_blocked, unpublished, mbox_reserved, irq_ctrl, irq_ack, irq_vector,
+            mbox_done, mbox_status, mbox_ret, credit_blocked, unpublished, model_deficit_ns, model_late, irq_ctrl, irq_ack, irq_vector,
             irq_reserved0, irq_seq, irq_cause, irq_reserved,
         ]),
         describe!("LaunchPacket", LaunchPacket: [

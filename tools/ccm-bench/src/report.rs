@@ -270,6 +270,7 @@ fn conditions(runs: &[Run]) -> String {
             }
         );
     }
+    out.push_str(&model_conditions(runs));
     for r in runs.iter().filter(|r| r.str("mode") == "RP") {
         let (polls, e2e) = (r.num("polls"), r.num("e2e_us"));
         if polls > 0.0 && e2e > 0.0 {
@@ -285,6 +286,41 @@ fn conditions(runs: &[Run]) -> String {
             );
         }
     }
+    out
+}
+
+/// The model's dilation, and the runs in which the emulated CCM computed later than its model
+/// (those measured the emulator, not the model: their CCM times are overstated).
+fn model_conditions(runs: &[Run]) -> String {
+    let mut out = String::new();
+    let mut dilations: Vec<f64> = runs
+        .iter()
+        .map(|r| r.num("dilation_milli"))
+        .filter(|d| *d > 0.0)
+        .collect();
+    dilations.sort_by(f64::total_cmp);
+    dilations.dedup();
+    for d in &dilations {
+        let _ = writeln!(
+            out,
+            "dilation: every modelled cost x {:.2} (dilation_milli {d:.0})",
+            d / 1000.0
+        );
+    }
+    let late: Vec<&Run> = runs.iter().filter(|r| r.num("model_late") > 0.0).collect();
+    let total: f64 = late.iter().map(|r| r.num("model_deficit_us")).sum();
+    let _ = writeln!(
+        out,
+        "model deficit: {} of {} runs had chunks computed later than the CCM model ({:.0} us in all){}",
+        late.len(),
+        runs.len(),
+        total,
+        if late.is_empty() {
+            ""
+        } else {
+            ": their device times are the emulator's"
+        }
+    );
     out
 }
 
@@ -524,7 +560,7 @@ mod tests {
              \"e2e_us\":4000,\"host_cpus\":\"0\",\"device_cpus\":\"1\"}",
         )
         .unwrap();
-        let c = conditions(&[rp.clone()]);
+        let c = conditions(std::slice::from_ref(&rp));
         assert!(
             c.contains("host on CPUs 0, device model on CPUs 1\n"),
             "{c}"
@@ -535,6 +571,26 @@ mod tests {
             .0
             .insert("device_cpus".into(), Value::Str("0,1".into()));
         assert!(conditions(&[shared]).contains("(shared"));
+    }
+
+    #[test]
+    fn conditions_report_the_dilation_and_any_model_deficit() {
+        let on_time = parse(
+            "{\"sweep\":\"modes\",\"label\":\"AXLE\",\"mode\":\"AXLE\",\
+             \"dilation_milli\":12500,\"model_late\":0,\"model_deficit_us\":0}",
+        )
+        .unwrap();
+        let c = conditions(std::slice::from_ref(&on_time));
+        assert!(c.contains("every modelled cost x 12.50"), "{c}");
+        assert!(c.contains("model deficit: 0 of 1 runs"), "{c}");
+        let mut late = on_time.clone();
+        late.0.insert("model_late".into(), Value::Num(3.0));
+        late.0.insert("model_deficit_us".into(), Value::Num(40.0));
+        let c = conditions(&[on_time, late]);
+        assert!(
+            c.contains("1 of 2 runs had chunks computed later than the CCM model (40 us in all): their device times are the emulator's"),
+            "{c}"
+        );
     }
 
     #[test]

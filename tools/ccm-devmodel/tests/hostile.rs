@@ -13,7 +13,7 @@ use ccm_devmodel::xform::Xform;
 /// Values that reach the corners: 0, 1, small, a power of two, the sign bit, the largest.
 const EXTREMES: [u32; 6] = [0, 1, 3, 0x8000, 1 << 31, u32::MAX];
 /// Streaming factors: the smallest sensible, a common one, the largest.
-const SFS: [u32; 3] = [16, 256, u32::MAX & !3];
+const SFS: [u32; 3] = [16, 256, u32::MAX - 3];
 /// Input sizes, besides the exact one of a small launch.
 const INPUTS: [u32; 4] = [0, 16, 1 << 31, u32::MAX];
 

@@ -235,3 +235,35 @@ fn budget_sums_per_category() {
         ]
     );
 }
+
+#[test]
+fn dilation_scales_every_cost() {
+    let m = LatencyModel::DEFAULT;
+    // 1000 is no dilation.
+    assert_eq!(m.dilated(1000), Ok(m));
+    // 12.5x: every parameter, rounded to the nearest unit.
+    let d = m.dilated(12_500).unwrap();
+    for p in Param::ALL {
+        assert_eq!(d.get(p), (p.default_value() * 12_500 + 500) / 1000, "{p}");
+    }
+    assert_eq!(d.irq_ns(), 625_000);
+    assert_eq!(d.cxl_mem_rtt_ns(), 875);
+    // A product out of range names the parameter and leaves nothing half-scaled behind.
+    let big = LatencyModel::DEFAULT
+        .with(Param::Irq, MAX_DELAY_NS)
+        .unwrap();
+    assert_eq!(
+        big.dilated(2000),
+        Err(LatencyError::OutOfRange {
+            param: Param::Irq,
+            value: 2 * MAX_DELAY_NS
+        })
+    );
+    // The largest factor cannot overflow: out of range, or in range and exact.
+    assert!(LatencyModel::DEFAULT.dilated(u32::MAX).is_err());
+    let z = LatencyModel::ZERO.dilated(u32::MAX).unwrap();
+    assert_eq!(
+        z.remote_poll_interval_ns(),
+        (u64::from(u32::MAX) + 500) / 1000
+    );
+}

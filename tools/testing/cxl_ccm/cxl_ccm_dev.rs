@@ -41,6 +41,7 @@ pub mod model;
 #[path = "../../../drivers/cxl_ccm/proto/mod.rs"]
 pub mod proto;
 
+mod ccm_clock;
 mod engine;
 mod host_dma;
 mod pacer;
@@ -48,6 +49,7 @@ mod tenant;
 mod uthreads;
 mod visibility;
 
+use model::compute::{CcmConfig, ComputeModel};
 use model::latency::{LatencyModel, Param};
 
 module! {
@@ -158,6 +160,43 @@ module_param!(
     desc: "remote polling interval in ns (1000)"
 );
 
+module_param!(
+    static DILATION_MILLI: u32 = 1000,
+    name: "dilation_milli",
+    perm: 0o444,
+    desc: "multiply every modelled cost (link and CCM compute) by this/1000: how much slower this CPU runs code than the modelled hardware (1000..=1000000; make bench calibrates it)"
+);
+module_param!(
+    static CCM_UNITS: u32 = CcmConfig::PAPER.units,
+    name: "ccm_units",
+    perm: 0o444,
+    desc: "the modelled CCM's processing units (Table III: 16)"
+);
+module_param!(
+    static CCM_UTHREADS_PER_UNIT: u32 = CcmConfig::PAPER.uthreads_per_unit,
+    name: "ccm_uthreads_per_unit",
+    perm: 0o444,
+    desc: "the modelled CCM's uthreads per processing unit (Table III: 16)"
+);
+module_param!(
+    static CCM_CLOCK_MHZ: u32 = CcmConfig::PAPER.clock_mhz,
+    name: "ccm_clock_mhz",
+    perm: 0o444,
+    desc: "the modelled CCM's clock in MHz (Table III: 2000)"
+);
+module_param!(
+    static CCM_MEM_MB_PER_S: u64 = CcmConfig::PAPER.mem_mb_per_s,
+    name: "ccm_mem_mb_per_s",
+    perm: 0o444,
+    desc: "the modelled CCM's memory bandwidth in MB/s (Table III: DDR5-4800 x 16, 614400)"
+);
+module_param!(
+    static COMPUTE_MODEL: bool = true,
+    name: "compute_model",
+    perm: 0o444,
+    desc: "release each chunk no earlier than the modelled CCM (16 x 16 uthreads at 2 GHz, DDR5-4800 x 16) would have computed it, and count the chunks computed later (STATS.model_deficit_ns)"
+);
+
 /// Whether AXLE_IRQ coalesces interrupts (module parameter `irq_coalesce`).
 pub(crate) fn irq_coalesce() -> bool {
     IRQ_COALESCE.get()
@@ -183,7 +222,50 @@ fn latency_model() -> Result<LatencyModel> {
             return Err(EINVAL);
         }
     }
-    Ok(model)
+    model.dilated(dilation()?).map_err(|e| {
+        pr_err!("dilation_milli={}: {}\n", DILATION_MILLI.get(), e);
+        EINVAL
+    })
+}
+
+/// The modelled CCM's clock (module parameters `compute_model`, `dilation_milli`), if the
+/// device models its compute.
+fn compute_clock(inflight: usize) -> Result<Option<ccm_clock::CcmClock>> {
+    if !COMPUTE_MODEL.get() {
+        return Ok(None);
+    }
+    let cfg = CcmConfig {
+        units: CCM_UNITS.get(),
+        uthreads_per_unit: CCM_UTHREADS_PER_UNIT.get(),
+        clock_mhz: CCM_CLOCK_MHZ.get(),
+        mem_mb_per_s: CCM_MEM_MB_PER_S.get(),
+    };
+    let model = ComputeModel::new(cfg, dilation()?).map_err(|e| {
+        pr_err!("the CCM compute model: {}\n", e);
+        EINVAL
+    })?;
+    // The clock books every chunk on the earliest free of them: keep the scan short.
+    if model.slots() > MAX_MODELLED_UTHREADS {
+        pr_err!(
+            "ccm_units x ccm_uthreads_per_unit = {} is more than {MAX_MODELLED_UTHREADS}\n",
+            model.slots()
+        );
+        return Err(EINVAL);
+    }
+    Ok(Some(ccm_clock::CcmClock::new(model, inflight)?))
+}
+
+/// The most virtual µthreads the CCM clock books chunks on.
+const MAX_MODELLED_UTHREADS: u32 = 4096;
+
+/// The dilation in thousandths (module parameter `dilation_milli`), checked.
+fn dilation() -> Result<u32> {
+    let d = DILATION_MILLI.get();
+    if !(1000..=1_000_000).contains(&d) {
+        pr_err!("dilation_milli={d} is out of range 1000..=1000000\n");
+        return Err(EINVAL);
+    }
+    Ok(d)
 }
 
 /// Room for the register block at the start of each device's slice.
@@ -285,6 +367,8 @@ fn reset(regs: &MemRemap, mem_size: u64, latency: &LatencyModel) -> Result {
     )?;
     // The host pays each interrupt's handling on its interrupt path (per streamed batch).
     r32(abi::REG_LINK_IRQ_NS, link(Param::Irq))?;
+    // The link values above are dilated already; the host reads the factor to scale its own.
+    r32(abi::REG_MODEL_DILATION_MILLI, dilation()?)?;
     r32(abi::REG_MAX_SEGMENTS, MAX_SEGMENTS)?;
     // Not ready until the host enables the device (see `engine`).
     r32(abi::REG_DEV_STATUS, 0)?;
@@ -390,6 +474,7 @@ impl kernel::Module for CcmDevModule {
                 max_segments: MAX_SEGMENTS,
                 name: i as u32,
                 vis,
+                clock: compute_clock(inflight)?,
             };
             let engine = KThread::spawn(kernel::fmt!("cxl_ccm.{i}"), move || engine::run(cfg))?;
             let pdev = OwnedPlatformDevice::register_with_irqs(

@@ -15,6 +15,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{kthread, memremap::MemRemap, prelude::*, shared_mem::SharedMem, sync::Arc};
 
 use crate::abi;
+use crate::ccm_clock::CcmClock;
 use crate::model::latency::{Cost, LatencyModel};
 use crate::pacer::Pacer;
 use crate::tenant::Tenant;
@@ -24,6 +25,8 @@ use kernel::irq::SoftLine;
 
 /// Idle turns after which the engine sleeps a millisecond rather than a few microseconds.
 const IDLE_TURNS_BEFORE_NAP: u32 = 2_000;
+/// A held result due later than this is waited for asleep; a nearer one by polling on.
+const HOLD_SPIN_NS: u64 = 50_000;
 
 /// What the engine of one device works with.
 pub(crate) struct EngineConfig {
@@ -39,6 +42,9 @@ pub(crate) struct EngineConfig {
     pub(crate) pool: Arc<Pool>,
     /// The device's interrupt line (AXLE_IRQ).
     pub(crate) line: Arc<SoftLine>,
+    /// The modelled CCM's clock ([`crate::ccm_clock`]); `None` releases results as soon as
+    /// they are computed.
+    pub(crate) clock: Option<CcmClock>,
     /// What the device can see of its memory, if it models HDM-H ([`crate::visibility`]).
     pub(crate) vis: Option<Arc<Visibility>>,
 }
@@ -47,12 +53,14 @@ struct Engine {
     cfg: EngineConfig,
     tenants: KVec<Option<KBox<Tenant>>>,
     pacer: Pacer,
+    /// Taken from the configuration: the tenants book its µthreads as they dispatch.
+    clock: Option<CcmClock>,
     /// Generation of the next tenant enabled.
     generation: u64,
 }
 
 /// The thread body; returns 0, or `-EINVAL` if the register block is too small.
-pub(crate) fn run(cfg: EngineConfig) -> i32 {
+pub(crate) fn run(mut cfg: EngineConfig) -> i32 {
     let mut tenants = KVec::new();
     for _ in 0..abi::MAX_TENANTS {
         if tenants.push(None, GFP_KERNEL).is_err() {
@@ -60,10 +68,12 @@ pub(crate) fn run(cfg: EngineConfig) -> i32 {
         }
     }
     let pacer = Pacer::new(cfg.latency);
+    let clock = cfg.clock.take();
     let mut engine = Engine {
         cfg,
         tenants,
         pacer,
+        clock,
         generation: 1,
     };
     match engine.main_loop() {
@@ -115,6 +125,18 @@ impl Engine {
             if self.collect()? || served {
                 idle = 0;
                 kthread::cond_resched();
+            } else if let Some(due) = self.clock.as_ref().and_then(CcmClock::next_due) {
+                // A result is held for its modelled time: keep serving until it is near, then
+                // poll for it (bench mode gives the device model a CPU of its own).
+                idle = 0;
+                self.pacer.pay();
+                let ahead = due.saturating_sub(crate::pacer::now_ns());
+                if ahead > HOLD_SPIN_NS {
+                    let us = (ahead - HOLD_SPIN_NS / 2) / 1000;
+                    kthread::usleep_range(us, us + 5);
+                } else {
+                    kthread::cond_resched();
+                }
             } else {
                 idle = idle.saturating_add(1);
                 self.pacer.pay();
@@ -202,7 +224,13 @@ impl Engine {
                         continue;
                     };
                     let cfg = &self.cfg;
-                    match tenant.service(&cfg.mem, &mut self.pacer, &cfg.pool, &cfg.line) {
+                    match tenant.service(
+                        &cfg.mem,
+                        &mut self.pacer,
+                        &cfg.pool,
+                        self.clock.as_mut(),
+                        &cfg.line,
+                    ) {
                         Ok(worked) => {
                             busy |= worked;
                             self.publish_stats(t)?;
@@ -221,27 +249,51 @@ impl Engine {
         Ok(busy)
     }
 
-    /// Hands the µthreads' completions to their tenants; returns whether there were any.
+    /// Hands the µthreads' completions to their tenants once their modelled time has come;
+    /// returns whether there were any.
     fn collect(&mut self) -> Result<bool> {
         let mut any = false;
         while let Some(done) = self.cfg.pool.collect() {
             any = true;
-            let t = done.ticket.tenant;
-            let Some(Some(tenant)) = self.tenants.get_mut(t as usize) else {
-                continue;
-            };
-            if tenant.generation() != done.ticket.generation {
-                // The chunk of a tenant that was disabled meanwhile.
-                continue;
+            if let Some(tenant) = self.tenant_of(&done) {
+                tenant.note_finished(&done);
             }
-            if let Err(code) = tenant.finish(&done) {
-                if let Some(slot) = self.tenants.get_mut(t as usize) {
-                    *slot = None;
-                }
-                self.fail(t, code)?;
+            let done = match self.clock.as_mut() {
+                Some(clock) => clock.arrive(done),
+                None => Some(done),
+            };
+            if let Some(done) = done {
+                self.finish(&done)?;
             }
         }
+        while let Some(done) = self.clock.as_mut().and_then(CcmClock::due) {
+            any = true;
+            self.finish(&done)?;
+        }
         Ok(any)
+    }
+
+    /// The tenant a completion belongs to, unless it was disabled since.
+    fn tenant_of(&mut self, done: &crate::uthreads::Done) -> Option<&mut Tenant> {
+        let t = done.ticket.tenant;
+        let tenant = self.tenants.get_mut(t as usize)?.as_mut()?;
+        (tenant.generation() == done.ticket.generation).then_some(&mut **tenant)
+    }
+
+    /// Hands one completion to its tenant.
+    fn finish(&mut self, done: &crate::uthreads::Done) -> Result {
+        let t = done.ticket.tenant;
+        let Some(tenant) = self.tenant_of(done) else {
+            // The chunk of a tenant that was disabled meanwhile.
+            return Ok(());
+        };
+        if let Err(code) = tenant.finish(done) {
+            if let Some(slot) = self.tenants.get_mut(t as usize) {
+                *slot = None;
+            }
+            self.fail(t, code)?;
+        }
+        Ok(())
     }
 
     /// Stops serving tenant `t` with an error the host can read.
@@ -274,6 +326,8 @@ impl Engine {
             (abi::TREG_BUSY_NS, tenant.busy_ns()),
             (abi::TREG_CREDIT_WAIT_NS, s.credit_wait_ns),
             (abi::TREG_UNPUBLISHED, tenant.unpublished()),
+            (abi::TREG_MODEL_LATE, tenant.model_deficit().0),
+            (abi::TREG_MODEL_DEFICIT_NS, tenant.model_deficit().1),
         ] {
             regs.atomic_u64(base + off)?.store(v, Ordering::Relaxed);
         }

@@ -12,6 +12,7 @@ use core::sync::atomic::Ordering;
 use kernel::{memremap::MemRemap, prelude::*, shared_mem::SharedMem, sync::Arc};
 
 use crate::abi::{self, DescriptorTable, DmaSegment, LaunchPacket, RingHeaders, SyncCompletion};
+use crate::ccm_clock::CcmClock;
 use crate::host_dma::HostRegion;
 use crate::model::attention::Attention;
 use crate::model::dma_plan::{
@@ -82,6 +83,8 @@ struct Job {
     input_base: u64,
     input_size: u32,
     output_base: u64,
+    /// When the device took the launch, ns: the modelled CCM may start its chunks then.
+    arrived_ns: u64,
 }
 
 /// Why a tenant cannot be served: the value for its `error` register.
@@ -130,6 +133,10 @@ pub(crate) struct Tenant {
     vis: Option<Arc<Visibility>>,
     /// Host stores consumed before they were published (the `unpublished` register).
     unpublished: u64,
+    /// Chunks the µthreads finished after the modelled CCM would have, and by how much in
+    /// total (the `model_late` and `model_deficit_ns` registers).
+    model_late: u64,
+    model_deficit_ns: u64,
     /// Credit heads the host stored but has not published, and since when: stored and never
     /// published is a violation too, once it has lasted.
     credit_unseen: Option<((u32, u32), u64)>,
@@ -379,6 +386,8 @@ impl Tenant {
             credit_blocked: 0,
             vis: vis.cloned(),
             unpublished,
+            model_late: 0,
+            model_deficit_ns: 0,
             credit_unseen: None,
         };
         KBox::new(tenant, GFP_KERNEL).map_err(|_| None)
@@ -392,6 +401,24 @@ impl Tenant {
     /// Launch packets taken.
     pub(crate) fn launches(&self) -> u64 {
         self.launches
+    }
+
+    /// Chunks finished later than the model, and the total of their delays, ns.
+    pub(crate) fn model_deficit(&self) -> (u64, u64) {
+        (self.model_late, self.model_deficit_ns)
+    }
+
+    /// Counts a chunk the µthreads finished after its modelled time.
+    pub(crate) fn note_finished(&mut self, done: &Done) {
+        if let Some(late) = done
+            .ticket
+            .ready_ns
+            .and_then(|ready| done.finished_ns.checked_sub(ready))
+            .filter(|&ns| ns > 0)
+        {
+            self.model_late += 1;
+            self.model_deficit_ns = self.model_deficit_ns.saturating_add(late);
+        }
     }
 
     /// Host stores this tenant consumed before the host published them.
@@ -489,6 +516,7 @@ impl Tenant {
         mem: &MemRemap,
         pacer: &mut Pacer,
         pool: &Pool,
+        clock: Option<&mut CcmClock>,
         line: &SoftLine,
     ) -> core::result::Result<bool, Status> {
         let mut busy = if self.mode == abi::MODE_RP {
@@ -496,7 +524,7 @@ impl Tenant {
         } else {
             self.intake(mem, pacer)?
         };
-        busy |= self.dispatch(pool)?;
+        busy |= self.dispatch(pool, clock)?;
         if self.streams() {
             busy |= self.stream(mem, pacer)?;
         }
@@ -622,7 +650,8 @@ impl Tenant {
     /// final record.
     fn accept(&mut self, p: &LaunchPacket) -> core::result::Result<(), Status> {
         match self.check_packet(p) {
-            Ok(Some(job)) => {
+            Ok(Some(mut job)) => {
+                job.arrived_ns = now_ns();
                 let (at, len) = (job.input_base as usize, job.input_size as usize);
                 if self.vis.as_ref().is_some_and(|v| !v.consistent(at, len)) {
                     self.unpublished_at("an input", at);
@@ -716,6 +745,7 @@ impl Tenant {
             input_base: p.input_base,
             input_size: size,
             output_base: p.output_base,
+            arrived_ns: 0,
         }))
     }
 
@@ -838,7 +868,11 @@ impl Tenant {
     }
 
     /// Hands up to a turn's worth of chunks to the µthreads.
-    fn dispatch(&mut self, pool: &Pool) -> core::result::Result<bool, Status> {
+    fn dispatch(
+        &mut self,
+        pool: &Pool,
+        mut clock: Option<&mut CcmClock>,
+    ) -> core::result::Result<bool, Status> {
         // In order, every result in flight or held must fit the reorder window.
         let cap = if self.in_order {
             REORDER_WINDOW.saturating_sub(self.exec.held() as u32)
@@ -862,6 +896,9 @@ impl Tenant {
             let span = kernel
                 .chunk(job.input_size, item.chunk)
                 .ok_or(abi::STATUS_BAD_ARGS)?;
+            let work = kernel
+                .chunk_work(job.input_size, item.chunk)
+                .ok_or(abi::STATUS_BAD_ARGS)?;
             let ticket = Ticket {
                 tenant: self.index,
                 generation: self.generation,
@@ -871,6 +908,7 @@ impl Tenant {
                 output: job.output_base + u64::from(span.offset),
                 offset: span.offset,
                 length: span.length,
+                ready_ns: clock.as_mut().map(|c| c.schedule(job.arrived_ns, work)),
             };
             pool.submit(ticket).map_err(|_| abi::STATUS_ABORTED)?;
             self.inflight += 1;

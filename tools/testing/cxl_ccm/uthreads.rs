@@ -52,6 +52,9 @@ pub(crate) struct Ticket {
     /// Byte offset of the chunk in the launch's output.
     pub(crate) offset: u32,
     pub(crate) length: u32,
+    /// When the modelled CCM would have finished the chunk ([`crate::ccm_clock`]), ns: its
+    /// result does not leave the device before. `None` if the device does not model its compute.
+    pub(crate) ready_ns: Option<u64>,
 }
 
 /// A computed chunk: its CRC32C, or the status it failed with.
@@ -59,6 +62,8 @@ pub(crate) struct Ticket {
 pub(crate) struct Done {
     pub(crate) ticket: Ticket,
     pub(crate) result: core::result::Result<u32, u16>,
+    /// When the µthread finished it, ns.
+    pub(crate) finished_ns: u64,
 }
 
 /// A bounded FIFO on the heap.
@@ -184,9 +189,11 @@ impl Pool {
             let mut out = [None; GRAB];
             for (t, o) in batch.iter().zip(out.iter_mut()) {
                 if let Some(ticket) = t {
+                    let result = compute(&self.mem, ticket);
                     *o = Some(Done {
                         ticket: *ticket,
-                        result: compute(&self.mem, ticket),
+                        result,
+                        finished_ns: crate::pacer::now_ns(),
                     });
                     // The µthreads compute on the host's CPUs, whose kernel may not preempt
                     // (PREEMPT_NONE): a worker that always finds work would otherwise hold its

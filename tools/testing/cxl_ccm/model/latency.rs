@@ -354,6 +354,20 @@ impl LatencyModel {
         Ok(self)
     }
 
+    /// This model with every cost multiplied by `milli / 1000` (the dilation: the emulator's CPU
+    /// runs the real code that much slower than the modelled hardware, so the modelled costs
+    /// stretch as much to stay in proportion to it), rounded to the nearest nanosecond (or
+    /// picosecond per byte); or the first parameter the product puts out of range.
+    pub fn dilated(&self, milli: u32) -> Result<Self, LatencyError> {
+        let mut out = *self;
+        for param in Param::ALL {
+            // Cannot overflow: `MAX_DELAY_NS * u32::MAX < 2^64`, see the assertions below.
+            let value = (self.get(param) * u64::from(milli) + 500) / 1000;
+            out.set(param, value)?;
+        }
+        Ok(out)
+    }
+
     /// The value of `param`.
     pub const fn get(&self, param: Param) -> u64 {
         self.values[param.index()]
@@ -527,4 +541,15 @@ const _: () = assert!(
         + (u32::MAX as u128) * (MAX_PS_PER_BYTE as u128)
         + (MAX_DELAY_NS as u128)
         < (1u128 << 63)
+);
+// `dilated` cannot overflow: the largest parameter times the largest factor, plus the rounding.
+const _: () = assert!(
+    (if MAX_DELAY_NS > MAX_PS_PER_BYTE {
+        MAX_DELAY_NS
+    } else {
+        MAX_PS_PER_BYTE
+    } as u128)
+        * (u32::MAX as u128)
+        + 500
+        < (1u128 << 64)
 );

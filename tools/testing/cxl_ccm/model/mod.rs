@@ -9,6 +9,8 @@
 //!
 //! - [`latency`]: the latency model (one parameter per cost, defaults from the AXLE paper's
 //!   Table III) and the per-category delay budget;
+//! - [`compute`]: the compute model (the CCM of Table III: the modelled time of each kernel's
+//!   chunk on a µthread) and the virtual µthreads' timeline;
 //! - [`xform`]: the STREAM_XFORM kernel (element-wise transform, per-chunk CRC32C) and the host's
 //!   reference check of a record;
 //! - [`scheduler`]: the near-memory engine's FIFO / round-robin scheduler of chunks over jobs;
@@ -44,6 +46,7 @@
 //!   const-generic capacity or provided by the caller.
 
 pub mod attention;
+pub mod compute;
 pub mod dma_plan;
 pub mod graph;
 pub mod kernel;
