@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! scx-duplex: the policy of a duplex-aware scheduler (CXLAimPod, section 4 and Algorithm 1).
+//! scx-duplex: the policy of the duplex-aware sched_ext scheduler `scx_duplex` (CXLAimPod,
+//! section 4 and Algorithm 1), as the host sees it.
 //!
 //! CXL's link carries reads and writes on separate directions, so a memory controller fed an
 //! interleaved mix of reads and writes gets more bandwidth than one fed a single direction. The
-//! scheduler therefore co-locates read-heavy and write-heavy tasks on the same CPU cluster. This
-//! crate holds its decisions as pure functions, tested on the host:
+//! scheduler therefore co-locates read-heavy and write-heavy tasks on the same CPU cluster. It is
+//! a BPF program and a C loader in `bpf/`; its decisions are plain C that both use and that
+//! `build.rs` compiles into this crate, so the tests here run the shipped code:
 //!
-//! - [`hint`]: task classes from cgroup hints (children inherit, a task's own hint overrides);
-//! - [`series`]: the sliding window of system samples, EWMA trends, oversubscription detection
-//!   and the scheduling hint of Algorithm 1 (phases 1 and 2), and the time slice it implies;
-//! - [`place`]: per-cluster read/write accounting and the CPU-cluster choice with hysteresis.
+//! - [`task`]: the per-task half (phases 3 and 4), `bpf/duplex_policy.h`, which the BPF program
+//!   inlines: read shares measured from memory events or assumed from hints, per-cluster
+//!   read/write accounting, the cluster choice with hysteresis, the per-task time slice,
+//!   vruntime and deadline;
+//! - [`engine`]: the periodic half (phases 1 and 2) and the policy engine, `bpf/duplex_series.c`,
+//!   which the loader includes: parameters, sliding window, EWMA trends, oversubscription, the
+//!   scheduling hint, and the two policies (`timeseries`, `hint`) switched at run time.
 //!
-//! The sched_ext BPF scheduler that will apply them in the kernel is not written yet (the
-//! kernel configuration has no `SCHED_CLASS_EXT`); see `Documentation/tools.rst`.
+//! See `Documentation/tools.rst`, "scx_duplex: the scheduler".
 
-pub mod hint;
-pub mod place;
-pub mod series;
+mod ffi;
+
+pub mod engine;
+pub mod task;
