@@ -3,7 +3,8 @@
 # make run            boot the VM with cxl_test and our modules loaded, run the demo
 # make check          every test: kselftests + KUnit doctests in the VM, cargo tests on the host
 # make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg}
-#                     (ONLY=WORKLOAD runs one workload of the matrix, REPEAT=N sets the repetitions,
+#                     (first the validation against the model, then the matrix: ONLY=WORKLOAD
+#                     runs one workload of it, ONLY=validate none; REPEAT=N sets the repetitions,
 #                     5; DEVCPU=0 lets the device model share the host's CPUs; DILATION=1 keeps
 #                     the model's costs unscaled instead of calibrating them to the VM's speed)
 # make stress         the reflux stress suite, every pipeline and placement (DURATION=seconds)

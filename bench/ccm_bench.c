@@ -841,6 +841,46 @@ static void read_placement(void)
 		cpus_text(&dev, device_cpus, sizeof(device_cpus));
 }
 
+/*
+ * The software device's undilated model parameters, as JSON members
+ * (",\"name\":value" each), printed with every run: tools/ccm-bench predicts
+ * the validate sweep from them. Empty without the software device.
+ */
+static char device_model[768];
+
+static void read_device_model(void)
+{
+	static const char *const names[] = {
+		"ccm_units", "ccm_uthreads_per_unit", "ccm_clock_mhz", "ccm_mem_mb_per_s",
+		"compute_model", "cxl_mem_rtt_ns", "cxl_io_rtt_ns", "dma_prep_ns",
+		"dma_ps_per_byte", "irq_ns", "remote_poll_interval_ns",
+	};
+	size_t used = 0, i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[128], v[32];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/module/cxl_ccm_dev/parameters/%s", names[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(v, sizeof(v), f)) {
+			v[strcspn(v, "\n")] = 0;
+			/* A bool reads as Y or N. */
+			if (!strcmp(v, "Y") || !strcmp(v, "N"))
+				strcpy(v, v[0] == 'Y' ? "1" : "0");
+			used += snprintf(device_model + used, sizeof(device_model) - used,
+					 ",\"%s\":%s", names[i], v);
+		}
+		fclose(f);
+		if (used >= sizeof(device_model)) {
+			device_model[0] = 0;
+			return;
+		}
+	}
+}
+
 static void print(const struct opts *o, const char *sweep, const struct run *rc,
 		  const struct result *r)
 {
@@ -857,7 +897,7 @@ static void print(const struct opts *o, const char *sweep, const struct run *rc,
 	       "\"ccm_idle_us\":%.1f,\"credit_wait_us\":%.1f,\"host_stall_us\":%.1f,"
 	       "\"records\":%llu,\"bytes\":%llu,\"credit_stalls\":%llu,\"interrupts\":%llu,"
 	       "\"polls\":%llu,\"host_cpus\":\"%s\",\"device_cpus\":\"%s\","
-	       "\"dilation_milli\":%u,\"model_deficit_us\":%.1f,\"model_late\":%llu,"
+	       "\"dilation_milli\":%u,\"model_deficit_us\":%.1f,\"model_late\":%llu%s,"
 	       "\"verified\":%s,\"deadlock\":%s,\"why\":\"%s\"}\n",
 	       repetition, o->workload, sweep, rc->label, mode_name(rc->mode), rc->sf,
 	       rc->order == CXL_CCM_ORDER_IN_ORDER ? "in" : "out", rc->md_slots, rc->pl_slots,
@@ -865,7 +905,7 @@ static void print(const struct opts *o, const char *sweep, const struct run *rc,
 	       r->busy_us, r->idle_us, r->launch_us, r->ccm_idle_us, r->credit_wait_us, r->stall_us,
 	       r->records, r->bytes, r->credit_stalls,
 	       r->interrupts, r->polls, host_cpus, device_cpus, dilation, r->model_deficit_us,
-	       r->model_late, r->verified ? "true" : "false",
+	       r->model_late, device_model, r->verified ? "true" : "false",
 	       r->deadlock ? "true" : "false", r->why);
 	fflush(stdout);
 }
@@ -884,6 +924,38 @@ static int run_one(const struct opts *o, const struct run *rc, const char *sweep
 		return 0;
 	bad = bench(o, rc, &r);
 	print(o, sweep, rc, &r);
+	return bad ? 1 : 0;
+}
+
+/*
+ * The validate sweep (--validate): a synthetic workload whose every cost is a
+ * fixed parameter, so that tools/ccm-bench can predict each mode's time from
+ * the model alone and check the emulator against it. 6 launches of 16 STREAM_XFORM
+ * chunks of 256 B, one at a time, 50 us of host work per record; make bench
+ * loads the device with a slow modelled CCM for it (one unit of 4 uthreads at
+ * 12 MHz: 101 us per chunk, 4 at a time), so that modelled time dominates.
+ */
+static int validate(struct opts o)
+{
+	const struct run modes[] = {
+		{ "RP", CXL_CCM_MODE_RP, 256, 1024, 1024, 0, CXL_CCM_ORDER_OUT_OF_ORDER, 0 },
+		{ "BS", CXL_CCM_MODE_BS, 256, 1024, 1024, 0, CXL_CCM_ORDER_OUT_OF_ORDER, 0 },
+		{ "AXLE", CXL_CCM_MODE_AXLE, 256, 1024, 1024, 10000, CXL_CCM_ORDER_OUT_OF_ORDER,
+		  0 },
+		{ "AXLE_IRQ", CXL_CCM_MODE_AXLE_IRQ, 256, 1024, 1024, 0,
+		  CXL_CCM_ORDER_OUT_OF_ORDER, 0 },
+	};
+	unsigned int i;
+	int bad = 0;
+
+	o.workload = "synthetic";
+	o.launches = 6;
+	o.depth = 1;
+	o.size = 16 * 256;
+	o.chunk = 256;
+	o.host_ns = 50000;
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		bad |= run_one(&o, &modes[i], "validate", bench_one);
 	return bad ? 1 : 0;
 }
 
@@ -1125,11 +1197,13 @@ int main(int argc, char **argv)
 		{ "only", required_argument, NULL, 'o' },
 		{ "poll-yield", no_argument, NULL, 'y' },
 		{ "calibrate", no_argument, NULL, 'k' },
+		{ "validate", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { "/dev/cxl_ccm0", 64, 8, 16384, 256, 2000, false, false,
 			  "stream_xform", 0, 0, 0, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, 0, false };
 	unsigned int repeat = 1;
+	bool do_validate = false;
 	int opt, bad = 0;
 
 	while ((opt = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
@@ -1145,6 +1219,7 @@ int main(int argc, char **argv)
 		case 'r': repeat = strtoul(optarg, NULL, 0); break;
 		case 'o': only = optarg; break;
 		case 'y': o.poll_yield = true; break;
+		case 'v': do_validate = true; break;
 		case 'k':
 			/* make bench: the reference work's time here (see calib.h). */
 			printf("%llu\n", (unsigned long long)calib_reference_ns());
@@ -1152,7 +1227,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: %s [--node DEV] [--launches N] [--depth N] "
 				"[--size BYTES] [--chunk BYTES] [--host-ns NS] [--table] [--quick] "
-				"[--repeat N] [--only WORKLOAD] [--poll-yield] [--calibrate]\n",
+				"[--repeat N] [--only WORKLOAD] [--poll-yield] [--calibrate] [--validate]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1171,7 +1246,8 @@ int main(int argc, char **argv)
 	}
 	read_placement();
 	dilation = calib_device_dilation();
+	read_device_model();
 	for (repetition = 0; repetition < repeat; repetition++)
-		bad |= matrix(o);
+		bad |= do_validate ? validate(o) : matrix(o);
 	return bad ? 1 : 0;
 }

@@ -12,10 +12,10 @@
 
 #define DEV_PARAMS "/sys/module/cxl_ccm_dev/parameters/"
 
-/* The value of parameter @name, or -1 if it cannot be read. */
+/* The value of parameter @name (a bool reads as 1 or 0), or -1 if it cannot be read. */
 static inline long long dev_param(const char *name)
 {
-	char path[256];
+	char path[256], text[32];
 	long long v = -1;
 	FILE *f;
 
@@ -23,8 +23,12 @@ static inline long long dev_param(const char *name)
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
+	if (fgets(text, sizeof(text), f)) {
+		if (text[0] == 'Y' || text[0] == 'N')
+			v = text[0] == 'Y';
+		else if (sscanf(text, "%lld", &v) != 1)
+			v = -1;
+	}
 	fclose(f);
 	return v;
 }

@@ -4,6 +4,7 @@
 //! Usage: `ccm-bench --log OUT/bench-run/tests.log --out OUT/bench` (what `make bench` runs).
 
 mod input;
+mod predict;
 mod ratio;
 mod record;
 mod report;
@@ -22,9 +23,15 @@ results.json (every run), table.txt (per configuration the medians over its
 repetitions: times, host busy/idle, CCM idle, ratio to RP, spread of the times),
 one SVG per sweep with an RP run (modes, knn-a, ...: normalized to RP), and sf.svg
 and capacity.svg (the AXLE sweeps).
+With runs of the validate sweep (ccm_bench --validate) it also checks each mode
+(RP, BS, AXLE, AXLE_IRQ): the median end-to-end time over the repetitions
+against the analytical model's prediction from the device's parameters,
+tolerance 15 %; the table goes to stdout and validation.txt.
 Exits 1 if there is no run, a run lacks a measured field (e2e_us ... polls,
-verified, deadlock), a run's results failed verification, or the bench section
-did not end with rc=0 (the results are still written); 2 for a usage error.";
+verified, deadlock), a run's results failed verification, the bench section
+did not end with rc=0, or the validate sweep (if any) is off the prediction by
+more than 15 % in a mode, lacks a mode or a model field (the results are still
+written); 2 for a usage error.";
 
 /// The command line.
 struct Args {
@@ -85,12 +92,23 @@ fn run(a: &Args) -> Result<ExitCode, String> {
         return Err(format!("no benchmark run in {}", a.log.display()));
     }
     let raw: Vec<Run> = bench.runs.iter().map(|(_, r)| r.clone()).collect();
-    let (table, files) = outputs(&raw);
+    let (table, mut files) = outputs(&raw);
+    // Only a log with the validate sweep is checked against the model: older logs stay valid.
+    let validation = raw
+        .iter()
+        .any(|r| r.str("sweep") == predict::SWEEP)
+        .then(|| predict::validate(&raw));
+    if let Some(v) = &validation {
+        files.push(("validation.txt".to_string(), v.text()));
+    }
     write_files(&a.out, &files)?;
     print!("{table}");
+    if let Some(v) = &validation {
+        print!("{}", v.text());
+    }
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
     println!("written: {}", names.join(" "));
-    Ok(verdict(&raw, &bench))
+    Ok(verdict(&raw, &bench, validation.as_ref()))
 }
 
 /// The table, and every file to write with its contents.
@@ -141,8 +159,9 @@ fn write_files(out: &Path, files: &[(String, String)]) -> Result<(), String> {
     Ok(())
 }
 
-/// Success only if every run verified and the benchmark ended with rc=0.
-fn verdict(raw: &[Run], bench: &Bench) -> ExitCode {
+/// Success only if every run verified, the benchmark ended with rc=0, and the validate sweep,
+/// if there is one, matches the model.
+fn verdict(raw: &[Run], bench: &Bench, validation: Option<&predict::Validation>) -> ExitCode {
     let mut ok = true;
     let failed = raw.iter().filter(|r| !r.verified()).count();
     if failed > 0 {
@@ -155,6 +174,18 @@ fn verdict(raw: &[Run], bench: &Bench) -> ExitCode {
     }
     if bench.unfinished {
         eprintln!("ccm-bench: no '##cxlstack end bench': the VM stopped during the benchmark");
+        ok = false;
+    }
+    if let Some(v) = validation.filter(|v| !v.passed()) {
+        let modes = v.failed_modes();
+        let which = if modes.is_empty() {
+            "unusable runs".to_string()
+        } else {
+            format!("mode(s) {}", modes.join(", "))
+        };
+        eprintln!(
+            "ccm-bench: the validate sweep does not match the model ({which}; see validation.txt)"
+        );
         ok = false;
     }
     if ok {
