@@ -2,7 +2,8 @@
 #
 # make run            boot the VM with cxl_test and our modules loaded, run the demo
 # make check          every test: kselftests + KUnit doctests in the VM, cargo tests on the host
-# make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg}
+# make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg},
+#                     then bench-reflux (make bench-ccm: the comparison alone)
 #                     (first the validation against the model, then the matrix: ONLY=WORKLOAD
 #                     runs one workload of it, ONLY=validate none; REPEAT=N sets the repetitions,
 #                     5; DEVCPU=0 lets the device model share the host's CPUs; DILATION=1 keeps
@@ -23,7 +24,7 @@
 VM          := tools/vm
 # The benchmarks run on the kernel without the debug checks (tools/vm/common.sh), the tests on
 # the one with them; KERNEL_FLAVOR=check|bench overrides.
-ifneq ($(filter bench bench-reflux,$(MAKECMDGOALS)),)
+ifneq ($(filter bench bench-ccm bench-reflux,$(MAKECMDGOALS)),)
 KERNEL_FLAVOR ?= bench
 endif
 KERNEL_FLAVOR ?= check
@@ -58,7 +59,7 @@ SELFTEST_CFLAGS := -static -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-
 RUST_SRCS = $(shell find rust drivers tools/testing -name '*.rs' 2>/dev/null)
 VMLOG := tools/target/release/vmlog
 
-.PHONY: fuzz fuzz-run fuzz-minimize fuzz-minimize-run stress bench-reflux all deps kernel modules selftests initramfs run bench check check-kasan \
+.PHONY: fuzz fuzz-run fuzz-minimize fuzz-minimize-run stress bench-ccm bench-reflux all deps kernel modules selftests initramfs run bench check check-kasan \
 	check-harness \
 	rustfmt rustfmtcheck vmlog clean
 
@@ -150,13 +151,16 @@ initramfs: modules selftests
 run: initramfs
 	LOGDIR=$(OUT)/run $(VM)/qemu.sh run $(OUT)/run
 
-bench: initramfs
+# make bench-ccm: the offload-mode comparison alone (make bench without bench-reflux).
+bench-ccm: initramfs
 	cd tools && cargo build --release --quiet -p ccm-bench
 	mkdir -p $(OUT)/bench-run
 	BENCH_CALIB_NS=$$($(if $(filter 1,$(DILATION)),echo 0,taskset 1 $(OUT)/benchbin/ccm_bench --calibrate)) && \
 	BENCH_CALIB_NS=$$BENCH_CALIB_NS BENCH_ONLY=$(ONLY) BENCH_REPEAT=$(REPEAT) BENCH_YIELD=$(YIELD) \
 		BENCH_DEVCPU=$(if $(filter 0,$(DEVCPU)),,1) VM_TIMEOUT=3600 $(VM)/qemu.sh bench $(OUT)/bench-run
 	tools/target/release/ccm-bench --log $(OUT)/bench-run/tests.log --out $(OUT)/bench
+
+bench: bench-ccm
 	$(MAKE) bench-reflux
 
 # The reflux paradigm benchmark alone: make bench-reflux [REFLUX_SECONDS=n per paradigm]

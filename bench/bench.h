@@ -61,6 +61,8 @@ struct run {
 
 struct result {
 	double e2e_us, busy_us, idle_us, launch_us, ccm_idle_us, credit_wait_us;
+	/* Time in RELEASE calls: the consumer returning credit (part of host idle time). */
+	double release_us;
 	/* Host core stall: local polling here plus the driver's link stalls (STATS). */
 	double stall_us;
 	unsigned long long records, bytes, credit_stalls, interrupts, polls;

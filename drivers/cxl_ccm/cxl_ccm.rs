@@ -85,11 +85,6 @@ unsafe impl FromBytes for uapi::Wait {}
 // SAFETY: as above.
 unsafe impl AsBytes for uapi::Wait {}
 
-/// Monotonic time in nanoseconds.
-fn pacer_now_ns() -> u64 {
-    kernel::time::Ktime::ktime_get().to_ns().max(0) as u64
-}
-
 /// Nanoseconds as jiffies, rounded up.
 fn ns_to_jiffies(ns: u64) -> usize {
     let ms = ns.div_ceil(1_000_000).min(u64::from(u32::MAX)) as u32;
@@ -176,9 +171,9 @@ fn read_identity(regs: &IoMem) -> Result<Identity> {
 /// pending, so the limit would pass in a busy loop and a handshake the device completes in
 /// time would be reported as a timeout. The limit bounds the wait instead.
 pub(crate) fn wait_until(ms: u32, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = pacer_now_ns().saturating_add(u64::from(ms) * 1_000_000);
+    let deadline = link::now_ns().saturating_add(u64::from(ms) * 1_000_000);
     while !done() {
-        if pacer_now_ns() >= deadline {
+        if link::now_ns() >= deadline {
             return false;
         }
         kernel::kthread::usleep_range(500, 1000);

@@ -52,7 +52,6 @@ impl Handler for DeviceIrq {
         let tenants = self.dev.irq_tenants.lock();
         for (core, n) in tenants.iter().zip(signalled) {
             if let (Some(core), true) = (core, n != 0) {
-                core.handle_interrupts(n);
                 core.interrupted(n);
             }
         }

@@ -22,19 +22,27 @@ pub(crate) struct Link {
     pub(crate) irq_ns: u64,
 }
 
-fn now_ns() -> u64 {
+/// Monotonic time in nanoseconds: the clock of every modelled wait and interval of the driver.
+pub(crate) fn now_ns() -> u64 {
     Ktime::ktime_get().to_ns().max(0) as u64
+}
+
+/// Busy-waits until `until` ([`now_ns`]); returns the nanoseconds spun.
+pub(crate) fn spin_until(until: u64) -> u64 {
+    let start = now_ns();
+    let mut now = start;
+    while now < until {
+        core::hint::spin_loop();
+        now = now_ns();
+    }
+    now - start
 }
 
 /// Busy-waits `ns` nanoseconds: the core is stalled on the link, as it would be on hardware.
 /// Returns `ns`, the stall the caller accounts to its tenant.
 fn spin(ns: u64) -> u64 {
-    if ns == 0 {
-        return 0;
-    }
-    let until = now_ns().saturating_add(ns);
-    while now_ns() < until {
-        core::hint::spin_loop();
+    if ns != 0 {
+        spin_until(now_ns().saturating_add(ns));
     }
     ns
 }

@@ -235,7 +235,7 @@ struct PollerDemand {
     /// A `poll()` found nothing, or an RP launch needs driving, since the last wakeup: the
     /// poller polls. Cleared at a wakeup and when its lease runs out with nobody waiting.
     armed: AtomicBool,
-    /// When `armed` was last set ([`crate::pacer_now_ns`]).
+    /// When `armed` was last set ([`crate::link::now_ns`]).
     armed_at: AtomicU64,
     /// `WAIT` calls in progress in a polled mode: the poller polls while there are any.
     waiters: AtomicU32,
@@ -498,9 +498,9 @@ impl TenantCore {
     /// polls at the remote polling interval, for at most 100 ms.
     fn mailbox_free(&self, hw: &Hw, st: &RingState) -> Result {
         let at = abi::tenant_regs_offset(self.index) + abi::TREG_MBOX_DONE;
-        let start = crate::pacer_now_ns();
+        let start = crate::link::now_ns();
         loop {
-            let since = crate::pacer_now_ns();
+            let since = crate::link::now_ns();
             self.stalled(self.link.io_read());
             if hw.regs.try_read32(at)? == st.mbox_seq {
                 return Ok(());
@@ -540,14 +540,10 @@ impl TenantCore {
         Ok(())
     }
 
-    /// AXLE_IRQ: pays the handling of `n` interrupts on this (the host's interrupt) path.
-    pub(crate) fn handle_interrupts(&self, n: u32) {
-        self.stalled(self.link.interrupts(n));
-    }
-
-    /// AXLE_IRQ: the device signalled new records with `n` interrupts; wakes the waiters, who
-    /// scan.
+    /// AXLE_IRQ: the device signalled new records with `n` interrupts. Pays their handling on
+    /// this (the host's interrupt) path, counts them, and wakes the waiters, who scan.
     pub(crate) fn interrupted(&self, n: u32) {
+        self.stalled(self.link.interrupts(n));
         self.interrupts.fetch_add(u64::from(n), Ordering::Relaxed);
         self.wq.wake_all();
     }
@@ -603,7 +599,7 @@ impl TenantCore {
             return;
         }
         let since = self.demand.armed_at.load(Ordering::Acquire);
-        if crate::pacer_now_ns().saturating_sub(since) < POLL_LEASE_NS || self.host_work_pending() {
+        if crate::link::now_ns().saturating_sub(since) < POLL_LEASE_NS || self.host_work_pending() {
             return;
         }
         self.demand.armed.store(false, Ordering::Release);
@@ -635,7 +631,7 @@ impl Drop for Waiting<'_> {
 /// 1 µs remote polling interval would in truth be the timer's.
 const SLEEP_FROM_NS: u64 = 50_000;
 
-/// Waits out a polling interval begun at `since` ([`crate::pacer_now_ns`]). `spin`: a caller
+/// Waits out a polling interval begun at `since` ([`crate::link::now_ns`]). `spin`: a caller
 /// waits for this poll, so its core is the one polling: intervals below [`SLEEP_FROM_NS`] are
 /// spun, and the rest of the core's time is given up only when the scheduler asks. Without a
 /// caller waiting the poller sleeps the interval instead, and takes no time from the host's
@@ -648,15 +644,9 @@ fn pace(since: u64, interval_ns: u64, spin: bool) -> u64 {
         kthread::cond_resched();
         0
     } else if spin && interval_ns < SLEEP_FROM_NS {
-        let until = since.saturating_add(interval_ns);
-        let start = crate::pacer_now_ns();
-        let mut now = start;
-        while now < until {
-            core::hint::spin_loop();
-            now = crate::pacer_now_ns();
-        }
+        let spun = crate::link::spin_until(since.saturating_add(interval_ns));
         kthread::cond_resched();
-        now - start
+        spun
     } else {
         let us = (interval_ns / 1000).max(1);
         kthread::usleep_range(us, us + us / 4);
@@ -683,7 +673,7 @@ fn poller(core: Arc<TenantCore>) -> i32 {
                 .wait_interruptible_timeout(None, || core.wanted() || kthread::should_stop());
             continue;
         }
-        let since = crate::pacer_now_ns();
+        let since = crate::link::now_ns();
         match core.progress() {
             Ok(0) => core.expire_lease(),
             Ok(_) | Err(_) => {
@@ -1173,7 +1163,7 @@ impl Tenant {
     /// RP: blocks until no launch is outstanding in the mailbox, polling it meanwhile.
     fn wait_rp_idle(&self) -> Result {
         loop {
-            let since = crate::pacer_now_ns();
+            let since = crate::link::now_ns();
             self.core.progress()?;
             if self.core.state.lock().rp.is_none() {
                 return Ok(());
@@ -1195,7 +1185,7 @@ impl Tenant {
     /// results are loaded into the rings (as far as they fit; the rest as `RELEASE` frees room).
     fn wait_sync(&self, tag: u32, cut: Cut, src: u64) -> Result {
         let at = self.core.layout.window as usize + abi::TWIN_COMPLETION;
-        let start = crate::pacer_now_ns();
+        let start = crate::link::now_ns();
         let (status, bytes) = loop {
             {
                 let hw_guard = self.dev.hw.lock();
@@ -1218,7 +1208,7 @@ impl Tenant {
                     break (status, bytes);
                 }
             }
-            if crate::pacer_now_ns().saturating_sub(start) > 10_000_000_000 {
+            if crate::link::now_ns().saturating_sub(start) > 10_000_000_000 {
                 pr_err!(
                     "tenant {}: sync launch {} unanswered for 10 s\n",
                     self.index,
@@ -1242,7 +1232,7 @@ impl Tenant {
         };
         // The store's response crosses the link; the core was stalled from the store on.
         self.core
-            .stalled(crate::pacer_now_ns().saturating_sub(start) + self.core.link.mem_load());
+            .stalled(crate::link::now_ns().saturating_sub(start) + self.core.link.mem_load());
         let status = u16::try_from(status).unwrap_or(abi::STATUS_ABORTED);
         let mut st = self.core.state.lock();
         st.producer.push(CopyJob {
@@ -1270,11 +1260,11 @@ impl Tenant {
         if free() {
             return Ok(());
         }
-        let start = crate::pacer_now_ns();
+        let start = crate::link::now_ns();
         let result = self.wait_launch_slot_slow(free);
         let mut st = self.core.state.lock();
         st.counters.launch_waits += 1;
-        st.counters.launch_wait_ns += crate::pacer_now_ns().saturating_sub(start);
+        st.counters.launch_wait_ns += crate::link::now_ns().saturating_sub(start);
         result
     }
 
@@ -1466,7 +1456,7 @@ impl Tenant {
         self.core
             .demand
             .armed_at
-            .store(crate::pacer_now_ns(), Ordering::Release);
+            .store(crate::link::now_ns(), Ordering::Release);
         self.core.demand.armed.store(true, Ordering::Release);
         self.core.arm_wq.wake_all();
     }
@@ -1502,7 +1492,7 @@ impl Tenant {
         let head = arg.metadata_head;
         let deadline = match arg.timeout_ns {
             uapi::WAIT_FOREVER => None,
-            ns => Some(crate::pacer_now_ns().saturating_add(ns)),
+            ns => Some(crate::link::now_ns().saturating_add(ns)),
         };
         // Held while this call waits in a polled mode: the poller polls for it until it returns.
         let mut waiting = None;
@@ -1526,7 +1516,7 @@ impl Tenant {
             let left = match deadline {
                 None => None,
                 Some(d) => {
-                    let now = crate::pacer_now_ns();
+                    let now = crate::link::now_ns();
                     if now >= d {
                         return Err(kernel::errno::etimedout());
                     }

@@ -39,16 +39,30 @@ const SWEEP: Cfg = Cfg {
     dilation_milli: 1_000,
 };
 
-/// One JSON line of the validate sweep, as ccm_bench prints it (`poll_ns` 0 outside AXLE).
+/// One JSON line of the validate sweep, as ccm_bench prints it (`poll_ns` 0 outside AXLE),
+/// with the host's measured work exactly `host_ns` per record, dilated.
 fn line(cfg: &Cfg, mode: &str, rep: u32, e2e_us: f64) -> String {
+    let records = cfg.launches * cfg.records;
+    let busy_us = (records * cfg.host_ns * cfg.dilation_milli) as f64 / 1e6;
+    line_with_host(cfg, mode, rep, e2e_us, records, busy_us)
+}
+
+fn line_with_host(
+    cfg: &Cfg,
+    mode: &str,
+    rep: u32,
+    e2e_us: f64,
+    records: u64,
+    busy_us: f64,
+) -> String {
     let poll = if mode == "AXLE" { cfg.poll_ns } else { 0 };
     format!(
         "{{\"rep\":{rep},\"workload\":\"synthetic\",\"sweep\":\"validate\",\"label\":\"{mode}\",\
          \"mode\":\"{mode}\",\"sf\":{},\"order\":\"out\",\"metadata_slots\":1024,\
          \"payload_slots\":1024,\"poll_ns\":{poll},\"launches\":{},\"size\":{},\"chunk\":256,\
-         \"depth\":1,\"host_ns\":{},\"e2e_us\":{e2e_us},\"host_busy_us\":1,\"host_idle_us\":1,\
+         \"depth\":1,\"host_ns\":{},\"e2e_us\":{e2e_us},\"host_busy_us\":{busy_us},\"host_idle_us\":1,\
          \"launch_us\":1,\"ccm_idle_us\":1,\"credit_wait_us\":0,\"host_stall_us\":0,\
-         \"records\":96,\"bytes\":24576,\"credit_stalls\":0,\"interrupts\":0,\"polls\":0,\
+         \"records\":{records},\"bytes\":24576,\"credit_stalls\":0,\"interrupts\":0,\"polls\":0,\
          \"host_cpus\":\"0\",\"device_cpus\":\"1\",\"dilation_milli\":{},\
          \"model_deficit_us\":0,\"model_late\":0,\"ccm_units\":1,\"ccm_uthreads_per_unit\":4,\
          \"ccm_clock_mhz\":12,\"ccm_mem_mb_per_s\":614400,\"compute_model\":1,\
@@ -413,4 +427,37 @@ fn a_log_without_the_validate_sweep_is_not_validated() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(!std::path::Path::new(&format!("{out}/validation.txt")).exists());
     assert!(!o.stdout.contains("validation"), "{}", o.stdout);
+}
+
+/// The prediction takes the host's work per record as measured: a host that spends 80 µs per
+/// record where `host_ns` says 50 moves the prediction by exactly that work, and the check
+/// still passes.
+#[test]
+fn the_host_work_is_taken_as_measured() {
+    let cfg = Cfg {
+        dilation_milli: 2_000,
+        ..SWEEP
+    };
+    let slow_host = Cfg {
+        host_ns: 80_000,
+        ..SWEEP
+    };
+    let records = cfg.launches * cfg.records;
+    // 80 µs per record measured, dilated by 2.
+    let busy_us = (records * 80_000 * 2_000) as f64 / 1e6;
+    let mut runs = Vec::new();
+    for mode in MODES {
+        let e2e_us = synth(&slow_host, mode).predict_ns(mode).unwrap() * 2.0 / 1000.0;
+        for rep in 0..3 {
+            let l = line_with_host(&cfg, mode, rep, e2e_us, records, busy_us);
+            runs.push(record::parse(&l).unwrap());
+        }
+    }
+    let v = validate(&runs);
+    assert!(v.passed(), "{}", v.text());
+    assert!(v.modes.iter().all(|m| m.host_ns == 80_000.0));
+    // The nominal 50 µs would have called every mode slow.
+    let nominal = synth(&cfg, "BS").predict_ns("BS").unwrap() * 2.0 / 1000.0;
+    let bs = v.modes.iter().find(|m| m.mode == "BS").unwrap();
+    assert!(bs.measured_us / nominal > 1.15);
 }

@@ -191,6 +191,12 @@ module_param!(
     desc: "the modelled CCM's memory bandwidth in MB/s (Table III: DDR5-4800 x 16, 614400)"
 );
 module_param!(
+    static POLL_IDLE: bool = false,
+    name: "poll_idle",
+    perm: 0o444,
+    desc: "poll the launch slots and mailboxes without sleeping while a tenant is enabled, as hardware watches them (needs a CPU of its own: make bench); false: sleep a few us between polls"
+);
+module_param!(
     static COMPUTE_MODEL: bool = true,
     name: "compute_model",
     perm: 0o444,
@@ -475,6 +481,7 @@ impl kernel::Module for CcmDevModule {
                 name: i as u32,
                 vis,
                 clock: compute_clock(inflight)?,
+                poll_idle: POLL_IDLE.get(),
             };
             let engine = KThread::spawn(kernel::fmt!("cxl_ccm.{i}"), move || engine::run(cfg))?;
             let pdev = OwnedPlatformDevice::register_with_irqs(

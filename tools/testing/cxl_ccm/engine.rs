@@ -25,8 +25,8 @@ use kernel::irq::SoftLine;
 
 /// Idle turns after which the engine sleeps a millisecond rather than a few microseconds.
 const IDLE_TURNS_BEFORE_NAP: u32 = 2_000;
-/// A held result due later than this is waited for asleep; a nearer one by polling on.
-const HOLD_SPIN_NS: u64 = 50_000;
+/// A held result due sooner than this is waited for by spinning, a later one by polling.
+const HOLD_SPIN_NS: u64 = 200_000;
 
 /// What the engine of one device works with.
 pub(crate) struct EngineConfig {
@@ -45,6 +45,8 @@ pub(crate) struct EngineConfig {
     /// The modelled CCM's clock ([`crate::ccm_clock`]); `None` releases results as soon as
     /// they are computed.
     pub(crate) clock: Option<CcmClock>,
+    /// Poll without sleeping while a tenant is enabled (module parameter `poll_idle`).
+    pub(crate) poll_idle: bool,
     /// What the device can see of its memory, if it models HDM-H ([`crate::visibility`]).
     pub(crate) vis: Option<Arc<Visibility>>,
 }
@@ -126,17 +128,21 @@ impl Engine {
                 idle = 0;
                 kthread::cond_resched();
             } else if let Some(due) = self.clock.as_ref().and_then(CcmClock::next_due) {
-                // A result is held for its modelled time: keep serving until it is near, then
-                // poll for it (bench mode gives the device model a CPU of its own).
+                // A result is held for its modelled time. Far from it, poll the launch slots
+                // as when idle (a launch must not wait for the held result); near it, spin
+                // (bench mode gives the device model a CPU of its own).
                 idle = 0;
                 self.pacer.pay();
-                let ahead = due.saturating_sub(crate::pacer::now_ns());
-                if ahead > HOLD_SPIN_NS {
-                    let us = (ahead - HOLD_SPIN_NS / 2) / 1000;
-                    kthread::usleep_range(us, us + 5);
+                if due.saturating_sub(crate::pacer::now_ns()) > HOLD_SPIN_NS {
+                    kthread::usleep_range(5, 20);
                 } else {
                     kthread::cond_resched();
                 }
+            } else if self.cfg.poll_idle && self.tenants.iter().any(Option::is_some) {
+                // Hardware watches its launch slots and mailbox all the time: a timer sleep
+                // here would add its wakeup (tens of µs under emulation) to every launch.
+                self.pacer.pay();
+                kthread::cond_resched();
             } else {
                 idle = idle.saturating_add(1);
                 self.pacer.pay();
