@@ -14,12 +14,14 @@
  * --task-hint PID=CLASS marks a process, overriding its cgroup's. CLASS is
  * read, write or balanced; anything else is refused before loading.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +115,7 @@ static int split_hint(char *arg, char **key)
 static int add_cgroup_hint(char *arg)
 {
 	struct statfs sfs;
+	struct stat st;
 	char *key;
 	int cls = split_hint(arg, &key);
 
@@ -123,7 +126,9 @@ static int add_cgroup_hint(char *arg)
 			o.nr_cg == MAX_HINTS ? "too many hints" : strerror(errno));
 		return -1;
 	}
-	if (statfs(o.cg[o.nr_cg].path, &sfs) || sfs.f_type != CGROUP2_MAGIC) {
+	/* A file in a cgroup (cgroup.procs) is on cgroup2 too, but is no cgroup. */
+	if (statfs(o.cg[o.nr_cg].path, &sfs) || sfs.f_type != CGROUP2_MAGIC ||
+	    stat(o.cg[o.nr_cg].path, &st) || !S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "scx_duplex: %s is not a cgroup2 directory\n", key);
 		return -1;
 	}
@@ -160,18 +165,25 @@ static int add_task_hint(char *arg)
 
 static int parse_event(const char *arg, struct event *e)
 {
+	unsigned long long type;
 	char *end;
 
-	e->type = strtoul(arg, &end, 0);
-	if (*end != ':' || end == arg)
+	/* Digits only: strtoul() would take a sign or spaces, and wrap. */
+	if (!isdigit((unsigned char)arg[0]))
 		goto bad;
+	errno = 0;
+	type = strtoull(arg, &end, 0);
+	if (*end != ':' || errno || type > UINT32_MAX || !isdigit((unsigned char)end[1]))
+		goto bad;
+	e->type = type;
 	e->config = strtoull(end + 1, &end, 0);
-	if (*end || end[-1] == ':')
+	if (*end || errno)
 		goto bad;
 	e->name = arg;
 	return 0;
 bad:
-	fprintf(stderr, "scx_duplex: event \"%s\" is not TYPE:CONFIG\n", arg);
+	fprintf(stderr, "scx_duplex: event \"%s\" is not TYPE:CONFIG (a 32-bit and a 64-bit number)\n",
+		arg);
 	return -1;
 }
 
@@ -179,8 +191,9 @@ static int parse_number(const char *arg, long lo, long hi, long *v, const char *
 {
 	char *end;
 
+	errno = 0;
 	*v = strtol(arg, &end, 10);
-	if (*end || end == arg || *v < lo || *v > hi) {
+	if (*end || end == arg || errno || *v < lo || *v > hi) {
 		fprintf(stderr, "scx_duplex: %s %ld to %ld\n", what, lo, hi);
 		return -1;
 	}
@@ -253,6 +266,7 @@ static int parse_args(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	char buf[8192], err[256];
+	bool list = false;
 	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -261,9 +275,8 @@ static int parse_args(int argc, char **argv)
 			return opt == 'h' ? 0 : 2;
 		}
 		if (opt == 'L') {
-			duplex_params_format(&o.params, buf, sizeof(buf));
-			fputs(buf, stdout);
-			return 0;
+			list = true;
+			continue;
 		}
 		rc = parse_opt(opt, optarg);
 		if (rc)
@@ -276,6 +289,12 @@ static int parse_args(int argc, char **argv)
 	if (duplex_params_check(&o.params, err, sizeof(err))) {
 		fprintf(stderr, "scx_duplex: %s\n", err);
 		return 1;
+	}
+	/* --params lists the parameters as the whole command line set them, once it is valid. */
+	if (list) {
+		duplex_params_format(&o.params, buf, sizeof(buf));
+		fputs(buf, stdout);
+		return 0;
 	}
 	return -1;
 }
@@ -627,6 +646,11 @@ int main(int argc, char **argv)
 	if (o.probe) {
 		say_counters(counters, why, nr_cpus);
 		return 0;
+	}
+	if (access("/sys/kernel/sched_ext/state", F_OK)) {
+		fprintf(stderr, "scx_duplex: this kernel has no sched_ext "
+			"(CONFIG_SCHED_CLASS_EXT): nothing to load\n");
+		return 1;
 	}
 	libbpf_set_print(libbpf_print_fn);
 	signal(SIGINT, on_signal);
