@@ -23,11 +23,14 @@ const KEY: [&str; 14] = [
 ];
 
 /// The measured times and counts, merged as medians over repetitions.
-const MEASURED: [&str; 10] = [
+const MEASURED: [&str; 13] = [
     "e2e_us",
     "host_busy_us",
     "host_idle_us",
     "launch_us",
+    "release_us",
+    "model_late",
+    "model_deficit_us",
     "host_stall_us",
     "ccm_idle_us",
     "credit_wait_us",
@@ -311,7 +314,7 @@ fn model_conditions(runs: &[Run]) -> String {
     let total: f64 = late.iter().map(|r| r.num("model_deficit_us")).sum();
     let _ = writeln!(
         out,
-        "model deficit: {} of {} runs had chunks computed later than the CCM model ({:.0} us in all){}",
+        "model deficit: {} of {} configurations had chunks computed later than the CCM model (medians over the repetitions: {:.0} us in all){}",
         late.len(),
         runs.len(),
         total,
@@ -582,13 +585,13 @@ mod tests {
         .unwrap();
         let c = conditions(std::slice::from_ref(&on_time));
         assert!(c.contains("every modelled cost x 12.50"), "{c}");
-        assert!(c.contains("model deficit: 0 of 1 runs"), "{c}");
+        assert!(c.contains("model deficit: 0 of 1 configurations"), "{c}");
         let mut late = on_time.clone();
         late.0.insert("model_late".into(), Value::Num(3.0));
         late.0.insert("model_deficit_us".into(), Value::Num(40.0));
         let c = conditions(&[on_time, late]);
         assert!(
-            c.contains("1 of 2 runs had chunks computed later than the CCM model (40 us in all): their device times are the emulator's"),
+            c.contains("1 of 2 configurations had chunks computed later than the CCM model (medians over the repetitions: 40 us in all): their device times are the emulator's"),
             "{c}"
         );
     }
