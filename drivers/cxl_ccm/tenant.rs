@@ -674,16 +674,23 @@ fn poller(core: Arc<TenantCore>) -> i32 {
             continue;
         }
         let since = crate::link::now_ns();
-        match core.progress() {
-            Ok(0) => core.expire_lease(),
+        let woke = match core.progress() {
+            Ok(0) => {
+                core.expire_lease();
+                false
+            }
             Ok(_) | Err(_) => {
                 if !core.host_work_pending() {
                     core.demand.armed.store(false, Ordering::Release);
                 }
                 core.wq.wake_all();
+                true
             }
-        }
-        let spin = core.demand.waiters.load(Ordering::Acquire) != 0;
+        };
+        // Having woken the waiters, sleep the interval instead of spinning it: a woken waiter
+        // often shares this CPU, and without preemption a spinning poller would keep it off the
+        // CPU until the scheduler's slice ran out (milliseconds per RP launch, measured).
+        let spin = !woke && core.demand.waiters.load(Ordering::Acquire) != 0;
         core.stalled(pace(since, interval_ns, spin));
     }
     0
