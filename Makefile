@@ -136,7 +136,8 @@ $(OUT)/benchbin/cxlccm_xform_rs: $(wildcard tools/cxlccm/src/*.rs tools/cxlccm/e
 		-p cxlccm --example xform --target x86_64-unknown-linux-gnu
 	install -D tools/target/x86_64-unknown-linux-gnu/release/examples/xform $@
 
-$(OUT)/benchbin/%: bench/%.c include/uapi/linux/*.h $(wildcard bench/*.h) tools/lib/cxlccm/cxlccm_barrier.h | kernel
+$(OUT)/benchbin/%: bench/%.c include/uapi/linux/*.h $(wildcard bench/*.h) tools/lib/cxlccm/cxlccm_barrier.h \
+		selftests/cxl_ccm/dev_params.h | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
 

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "../selftests/cxl_ccm/dev_params.h"
 
 #define CALIB_BYTES (64u << 10)
 #define CALIB_ROUNDS 4
@@ -68,15 +69,9 @@ static inline __u64 calib_reference_ns(void)
 /* The dilation the software device was loaded with, in thousandths (1000: none). */
 static inline unsigned int calib_device_dilation(void)
 {
-	FILE *f = fopen("/sys/module/cxl_ccm_dev/parameters/dilation_milli", "r");
-	unsigned int d = 1000;
+	long long d = dev_param("dilation_milli");
 
-	if (f) {
-		if (fscanf(f, "%u", &d) != 1 || d < 1000)
-			d = 1000;
-		fclose(f);
-	}
-	return d;
+	return d >= 1000 && d <= UINT32_MAX ? (unsigned int)d : 1000;
 }
 
 #endif /* CCM_BENCH_CALIB_H */

@@ -865,22 +865,13 @@ static void read_device_model(void)
 	size_t used = 0, i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		char path[128], v[32];
-		FILE *f;
+		/* dev_params.h: a bool reads as 1 or 0, an unreadable parameter as -1. */
+		long long v = dev_param(names[i]);
 
-		snprintf(path, sizeof(path), "/sys/module/cxl_ccm_dev/parameters/%s", names[i]);
-		f = fopen(path, "r");
-		if (!f)
+		if (v < 0)
 			continue;
-		if (fgets(v, sizeof(v), f)) {
-			v[strcspn(v, "\n")] = 0;
-			/* A bool reads as Y or N. */
-			if (!strcmp(v, "Y") || !strcmp(v, "N"))
-				strcpy(v, v[0] == 'Y' ? "1" : "0");
-			used += snprintf(device_model + used, sizeof(device_model) - used,
-					 ",\"%s\":%s", names[i], v);
-		}
-		fclose(f);
+		used += snprintf(device_model + used, sizeof(device_model) - used,
+				 ",\"%s\":%lld", names[i], v);
 		if (used >= sizeof(device_model)) {
 			device_model[0] = 0;
 			return;
