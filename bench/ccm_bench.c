@@ -273,9 +273,9 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 		     knn ? ((__u64)o->rows + 1) * o->dim * 4 :
 		     ssb ? (__u64)o->rows * 16 : o->size;
 	region = (per_launch + 4095) & ~4095ULL;
-	/* The input buffer holds `depth` launches, in the 2 MiB a tenant has by default. */
-	if (region * depth > (2000ULL << 10))
-		depth = (2000ULL << 10) / region ? (2000ULL << 10) / region : 1;
+	/* The input buffer holds `depth` launches, in the 1808 KiB a tenant has by default. */
+	if (region * depth > (1792ULL << 10))
+		depth = (1792ULL << 10) / region ? (1792ULL << 10) / region : 1;
 	/* PageRank: one iteration at a time, alternating between two input regions. */
 	regions = depth;
 	if (pr) {

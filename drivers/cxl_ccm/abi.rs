@@ -120,7 +120,7 @@ pub const REGISTER_MAGIC: u32 = u32::from_le_bytes(*b"CCMR");
 /// Major version of this ABI. Incompatible layout changes increment it.
 pub const ABI_VERSION_MAJOR: u16 = 1;
 /// Minor version of this ABI. Compatible additions (meanings for reserved fields) increment it.
-pub const ABI_VERSION_MINOR: u16 = 5;
+pub const ABI_VERSION_MINOR: u16 = 6;
 /// [`GlobalRegs::version`] of a device implementing exactly this file.
 pub const ABI_VERSION: u32 = version(ABI_VERSION_MAJOR, ABI_VERSION_MINOR);
 
@@ -596,6 +596,40 @@ pub const TREG_IRQ_SEQ: usize = 0xD0;
 /// the previous interrupt.
 pub const TREG_IRQ_CAUSE: usize = 0xD4;
 
+/// Tenant register `checksum_table` (RW, u64, since 1.6). Host writes: device-memory offset of
+/// the tenant's checksum table (4-byte aligned, inside the partition, outside any memory a user
+/// can map), for RP and BS, where the host loads the results from device memory and writes the
+/// records itself. Entry `k` (a little-endian `u32`) belongs to the 16 bytes of device memory at
+/// `checksum_base + 16 k`: before it answers a launch, the device stores there the CRC32C of
+/// each record that starts at such an offset and is at least 16 bytes long
+/// ([`checksum_entry`]), so that the host loads the device's checksum with the results rather
+/// than computing it. Entries live as long as the results they describe: two launches whose
+/// outputs do not overlap never share one. AXLE carries the checksum in the metadata record.
+pub const TREG_CHECKSUM_TABLE: usize = 0xD8;
+/// Tenant register `checksum_entries` (RW, u32, since 1.6). Host writes: the entries of the
+/// checksum table; 0 (the reset value, and what a 1.5 host leaves) for none.
+pub const TREG_CHECKSUM_ENTRIES: usize = 0xE0;
+/// Tenant register `checksum_base` (RW, u64, since 1.6). Host writes: the device-memory offset
+/// entry 0 of the checksum table describes (the start of the output area).
+pub const TREG_CHECKSUM_BASE: usize = 0xE8;
+/// Device-memory bytes per checksum table entry; also the shortest record that has one.
+pub const CHECKSUM_GRANULE: u64 = 16;
+
+/// The checksum table entry of a record of `len` bytes at device-memory offset `at`, for a table
+/// of `entries` entries describing the memory from `base` ([`TREG_CHECKSUM_TABLE`]); `None`
+/// if the record has none (shorter than [`CHECKSUM_GRANULE`], not at a granule, or outside).
+pub const fn checksum_entry(base: u64, entries: u32, at: u64, len: u64) -> Option<u32> {
+    if at < base || len < CHECKSUM_GRANULE || (at - base) % CHECKSUM_GRANULE != 0 {
+        return None;
+    }
+    let k = (at - base) / CHECKSUM_GRANULE;
+    if k < entries as u64 {
+        Some(k as u32)
+    } else {
+        None
+    }
+}
+
 /// `ctrl`: the tenant is enabled (host's request).
 pub const TENANT_CTRL_ENABLE: u32 = 1 << 0;
 /// `status`: the tenant is enabled and its window initialised (device's answer).
@@ -708,8 +742,16 @@ pub struct TenantRegs {
     pub irq_seq: u32,
     /// [`TREG_IRQ_CAUSE`].
     pub irq_cause: u32,
+    /// [`TREG_CHECKSUM_TABLE`].
+    pub checksum_table: u64,
+    /// [`TREG_CHECKSUM_ENTRIES`].
+    pub checksum_entries: u32,
     /// Zero.
-    pub irq_reserved: [u64; 5],
+    pub checksum_reserved0: u32,
+    /// [`TREG_CHECKSUM_BASE`].
+    pub checksum_base: u64,
+    /// Zero; room for later tenant registers.
+    pub reserved: [u64; 2],
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1494,7 +1536,11 @@ assert_layout!(TenantRegs, size = 0x100, align = 8, {
     irq_reserved0 @ 0xCC,
     irq_seq @ TREG_IRQ_SEQ,
     irq_cause @ TREG_IRQ_CAUSE,
-    irq_reserved @ 0xD8,
+    checksum_table @ TREG_CHECKSUM_TABLE,
+    checksum_entries @ TREG_CHECKSUM_ENTRIES,
+    checksum_reserved0 @ 0xE4,
+    checksum_base @ TREG_CHECKSUM_BASE,
+    reserved @ 0xF0,
 });
 
 assert_layout!(LaunchPacket, size = 64, align = 8, {

@@ -285,6 +285,16 @@ struct Partitions {
     desc_area: u64,
     /// Largest input buffer; the output buffer has the same size.
     max_input: u64,
+    /// RP and BS: the checksum table after the output buffer, in entries (one per 16 bytes of
+    /// output, `abi::CHECKSUM_GRANULE`); 0 if the device predates it (ABI 1.6).
+    checksum_entries: u32,
+}
+
+impl Partitions {
+    /// Offset of the checksum table inside a partition.
+    fn checksum_offset(&self) -> u64 {
+        self.desc_area + 2 * self.max_input
+    }
 }
 
 /// A bound device, shared by the binding and by open files.
@@ -395,12 +405,22 @@ impl Identity {
             (self.mem_size.saturating_sub(base) / u64::from(self.max_tenants)) & !(PAGE_BYTES - 1);
         let desc_area =
             abi::descriptor_table_size(self.max_segments).div_ceil(PAGE_BYTES) * PAGE_BYTES;
-        let max_input = (share.saturating_sub(desc_area) / 2) & !(PAGE_BYTES - 1);
+        let rest = share.saturating_sub(desc_area);
+        let tables = self.version >= abi::version(1, 6);
+        // Input and output, and a quarter of one for the checksums (4 bytes per 16 of output).
+        let max_input = if tables { rest / 9 * 4 } else { rest / 2 } & !(PAGE_BYTES - 1);
+        // Fits in what is left: `max_input / 4 <= rest / 9`.
+        let checksum_entries = if tables {
+            u32::try_from(max_input / abi::CHECKSUM_GRANULE).unwrap_or(0)
+        } else {
+            0
+        };
         Partitions {
             base,
             share,
             desc_area,
             max_input,
+            checksum_entries,
         }
     }
 

@@ -4,6 +4,10 @@
 //! writes them into the tenant's rings itself, so that user space consumes every mode the same
 //! way (records, payloads, `RELEASE`).
 //!
+//! Each record's checksum is the device's, loaded from the tenant's checksum table with the
+//! record's bytes ([`Checksums`]); the driver computes one only for a record the table has no
+//! entry for.
+//!
 //! The driver is then the rings' producer and follows the device's rules exactly: a record's
 //! payload first, a write barrier, the payload tail, the record, a write barrier, the metadata
 //! tail; never past the heads user space released. What does not fit waits in a queue and is
@@ -33,6 +37,27 @@ pub(crate) struct CopyJob {
     pub(crate) cut: Cut,
     /// Bytes already in the rings.
     pub(crate) done: u64,
+    /// Where the device left the records' checksums.
+    pub(crate) checksums: Checksums,
+}
+
+/// The tenant's checksum table in device memory (ABI 1.6, `TREG_CHECKSUM_TABLE`): `entries`
+/// entries at `table`, entry `k` for the record at `base + 16 k` ([`abi::checksum_entry`]).
+/// `entries == 0`: none (AXLE, or a 1.5 device); the driver computes the checksums then.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Checksums {
+    pub(crate) table: u64,
+    pub(crate) entries: u32,
+    pub(crate) base: u64,
+}
+
+impl Checksums {
+    /// The device-memory offset of the checksum of the record of `len` bytes at `at`, if the
+    /// device leaves one.
+    fn entry(&self, at: u64, len: u32) -> Option<u64> {
+        abi::checksum_entry(self.base, self.entries, at, u64::from(len))
+            .map(|k| self.table + 4 * u64::from(k))
+    }
 }
 
 /// How a launch's results are cut into records, as the device cuts them: `chunk` bytes each,
@@ -96,6 +121,8 @@ pub(crate) struct Producer {
     /// Records and payload bytes written, and copies (one per record).
     pub(crate) records: u64,
     pub(crate) bytes: u64,
+    /// Records whose checksum the driver computed, the device's table having none for them.
+    pub(crate) host_checksums: u64,
 }
 
 impl Producer {
@@ -112,6 +139,7 @@ impl Producer {
             md_tail: RingIndex::new(base),
             records: 0,
             bytes: 0,
+            host_checksums: 0,
         })
     }
 
@@ -180,8 +208,7 @@ impl Producer {
             }
             let last = len == 0 || job.done + u64::from(len) >= job.bytes;
             let checksum = if len > 0 {
-                stall_ns.fetch_add(link.mem_bulk_load(u64::from(len)), Ordering::Relaxed);
-                self.copy_payload(rings, mem, job.src + job.done, len)?
+                self.load_record(rings, mem, link, &job, len, stall_ns)?
             } else {
                 0
             };
@@ -225,9 +252,42 @@ impl Producer {
         Ok(written)
     }
 
+    /// Loads the next record of `job`, `len` bytes, into the payload slots at the tail, with
+    /// the checksum the device left for it (one CXL.mem load for both, charged to `stall_ns`);
+    /// returns the checksum. Without one in the table, the driver computes it.
+    fn load_record(
+        &mut self,
+        rings: &Rings<'_>,
+        mem: &MemRemap,
+        link: &Link,
+        job: &CopyJob,
+        len: u32,
+        stall_ns: &AtomicU64,
+    ) -> Result<u32> {
+        let src = job.src + job.done;
+        let entry = job.checksums.entry(src, len);
+        let bytes = u64::from(len) + if entry.is_some() { 4 } else { 0 };
+        stall_ns.fetch_add(link.mem_bulk_load(bytes), Ordering::Relaxed);
+        let computed = self.copy_payload(rings, mem, src, len, entry.is_none())?;
+        let Some(at) = entry else {
+            self.host_checksums += 1;
+            return Ok(computed);
+        };
+        let mut crc = [0u8; 4];
+        mem.read_bytes(at as usize, &mut crc)?;
+        Ok(u32::from_le_bytes(crc))
+    }
+
     /// Copies `len` bytes from device memory into the payload slots at the tail, wrapping at the
-    /// ring end; returns their CRC32C.
-    fn copy_payload(&self, rings: &Rings<'_>, mem: &MemRemap, src: u64, len: u32) -> Result<u32> {
+    /// ring end; returns their CRC32C if `checksum`, else 0.
+    fn copy_payload(
+        &self,
+        rings: &Rings<'_>,
+        mem: &MemRemap,
+        src: u64,
+        len: u32,
+        checksum: bool,
+    ) -> Result<u32> {
         let ring_bytes = u64::from(rings.payload.capacity()) * u64::from(rings.slot_size);
         let mut pos = u64::from(rings.payload.slot(self.pl_tail)) * u64::from(rings.slot_size);
         let mut buf = [0u8; BOUNCE];
@@ -239,14 +299,16 @@ impl Producer {
             let n = (len - done).min(BOUNCE as u64).min(ring_bytes - pos) as usize;
             let piece = &mut buf[..n];
             mem.read_bytes((src + done) as usize, piece)?;
-            crc = abi::crc32c_update(crc, piece);
+            if checksum {
+                crc = abi::crc32c_update(crc, piece);
+            }
             rings
                 .region
                 .write_bytes((rings.payload_offset + pos) as usize, piece)?;
             done += n as u64;
             pos = (pos + n as u64) % ring_bytes;
         }
-        Ok(!crc)
+        Ok(if checksum { !crc } else { 0 })
     }
 }
 

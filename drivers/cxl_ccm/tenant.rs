@@ -37,7 +37,7 @@ use kernel::{
 };
 
 use crate::abi::{self, DescriptorTable, DmaSegment, LaunchPacket, RingHeaders};
-use crate::host_copy::{CopyJob, Cut, Producer, Rings};
+use crate::host_copy::{Checksums, CopyJob, Cut, Producer, Rings};
 use crate::link::Link;
 use crate::proto::credit::{HeadPublisher, PublishPolicy};
 use crate::proto::gap_head::{bitmap_words, GapHead};
@@ -62,6 +62,8 @@ pub(crate) struct Layout {
     pub(crate) input: u64,
     pub(crate) output: u64,
     pub(crate) input_bytes: u64,
+    /// RP and BS: where the device leaves the records' checksums (none in AXLE).
+    pub(crate) checksums: Checksums,
     /// Device-memory offset of the tenant window.
     pub(crate) window: u64,
 }
@@ -82,6 +84,15 @@ impl Layout {
             input: part_base + p.desc_area,
             output: part_base + p.desc_area + p.max_input,
             input_bytes: cfg.input_bytes,
+            checksums: if streams(cfg.mode) {
+                Checksums::default()
+            } else {
+                Checksums {
+                    table: part_base + p.checksum_offset(),
+                    entries: p.checksum_entries,
+                    base: part_base + p.desc_area + p.max_input,
+                }
+            },
             window: abi::tenant_window_offset(dev.id.tenant_windows, index),
         }
     }
@@ -489,6 +500,7 @@ impl TenantCore {
             bytes: if status == 0 { bytes } else { 0 },
             cut: rp.cut,
             done: 0,
+            checksums: self.layout.checksums,
         })
     }
 
@@ -963,6 +975,11 @@ impl Tenant {
         w64(abi::TREG_MEM_SIZE, l.part_size)?;
         w64(abi::TREG_DESC_TABLE, l.desc_table)?;
         w32(abi::TREG_DESC_COUNT, count)?;
+        if self.dev.id.version >= abi::version(1, 6) {
+            w64(abi::TREG_CHECKSUM_TABLE, l.checksums.table)?;
+            w32(abi::TREG_CHECKSUM_ENTRIES, l.checksums.entries)?;
+            w64(abi::TREG_CHECKSUM_BASE, l.checksums.base)?;
+        }
         // `writel()`: the configuration, the table and the headers before the enable bit.
         hw.regs
             .try_write32(abi::TENANT_CTRL_ENABLE, t + abi::TREG_CTRL)?;
@@ -1249,6 +1266,7 @@ impl Tenant {
             bytes: if status == 0 { bytes } else { 0 },
             cut,
             done: 0,
+            checksums: self.core.layout.checksums,
         })?;
         drop(st);
         self.core.progress()?;

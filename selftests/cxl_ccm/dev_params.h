@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The software device's module parameters in sysfs: one value, or the
- * modprobe command line that loads cxl_ccm_dev again as it is now.
+ * modprobe command line that loads cxl_ccm_dev again as it is now; and the
+ * reload with such a line.
  */
 #ifndef CXL_CCM_DEV_PARAMS_H
 #define CXL_CCM_DEV_PARAMS_H
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEV_PARAMS "/sys/module/cxl_ccm_dev/parameters/"
 
@@ -63,6 +66,21 @@ static inline int dev_params_command(char *cmd, size_t len)
 	}
 	closedir(d);
 	return used < len ? 0 : -1;
+}
+
+/*
+ * Unloads cxl_ccm_dev and runs @cmd (a modprobe line that loads it again),
+ * then waits up to 5 s for the bound driver's @node; 0 or -1.
+ */
+static inline int dev_reload(const char *cmd, const char *node)
+{
+	int ms;
+
+	if (system("modprobe -r cxl_ccm_dev") || system(cmd))
+		return -1;
+	for (ms = 0; access(node, F_OK) && ms < 5000; ms++)
+		usleep(1000);
+	return access(node, F_OK);
 }
 
 #endif /* CXL_CCM_DEV_PARAMS_H */

@@ -40,19 +40,6 @@
 #define FAST_CCM "ccm_uthreads_per_unit=1 ccm_clock_mhz=100000"
 #define MS 1000000ULL
 
-/* Loads the device module with @cmd, then waits for NODE; 0 or -1. */
-static int load(const char *cmd)
-{
-	__u64 t0;
-
-	if (system("modprobe -r cxl_ccm_dev") || system(cmd))
-		return -1;
-	t0 = axle_now_ns();
-	while (access(NODE, F_OK) && axle_now_ns() - t0 < 5000 * MS)
-		axle_sleep_ns(MS);
-	return access(NODE, F_OK);
-}
-
 FIXTURE(model) {
 	char orig[1024];
 	struct axle_tenant t;
@@ -72,7 +59,7 @@ FIXTURE_TEARDOWN(model)
 	if (self->t.fd >= 0)
 		axle_close(&self->t);
 	if (self->loaded)
-		EXPECT_EQ(0, load(self->orig)) TH_LOG("restoring: %s", self->orig);
+		EXPECT_EQ(0, dev_reload(self->orig, NODE)) TH_LOG("restoring: %s", self->orig);
 }
 
 /* Reloads the device with the parameters found plus @ccm (and MODEL_TEST_EXTRA), opens a tenant. */
@@ -86,7 +73,7 @@ static void reload_and_open(struct __test_metadata *_metadata, FIXTURE_DATA(mode
 
 	snprintf(cmd, sizeof(cmd), "%s %s %s", self->orig, ccm, extra ? extra : "");
 	self->loaded = true;
-	ASSERT_EQ(0, load(cmd)) TH_LOG("%s", cmd);
+	ASSERT_EQ(0, dev_reload(cmd, NODE)) TH_LOG("%s", cmd);
 	ASSERT_TRUE(axle_open_or_skip(_metadata, &self->t, NODE));
 	axle_tenant_setup(_metadata, &self->t, &cfg);
 }

@@ -169,8 +169,9 @@ pub fn device_structs() -> Vec<StructLayout> {
             streaming_order, index_base, mem_base, mem_size, desc_table, desc_count,
             schedule, status, error, launches, records, payload_bytes, credit_stalls,
             dma_batches, busy_ns, credit_wait_ns, mbox_cmd, mbox_arg, mbox_doorbell, mbox_reserved0,
-            mbox_done, mbox_status, mbox_ret, credit_blocked, unpublished, model_deficit_ns, model_late, irq_ctrl, irq_ack, irq_vector,
-            irq_reserved0, irq_seq, irq_cause, irq_reserved,
+            mbox_done, mbox_status, mbox_ret, credit_blocked, unpublished, model_deficit_ns,
+            model_late, irq_ctrl, irq_ack, irq_vector, irq_reserved0, irq_seq, irq_cause,
+            checksum_table, checksum_entries, checksum_reserved0, checksum_base, reserved,
         ]),
         describe!("LaunchPacket", LaunchPacket: [
             tag, kernel_id, flags, tenant, arg_size, input_size, input_base, output_base, args,

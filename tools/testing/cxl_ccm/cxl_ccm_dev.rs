@@ -42,6 +42,7 @@ pub mod model;
 pub mod proto;
 
 mod ccm_clock;
+mod checksums;
 mod engine;
 mod host_dma;
 mod pacer;
@@ -202,6 +203,17 @@ module_param!(
     perm: 0o444,
     desc: "release each chunk no earlier than the modelled CCM (16 x 16 uthreads at 2 GHz, DDR5-4800 x 16) would have computed it, and count the chunks computed later (STATS.model_deficit_ns)"
 );
+module_param!(
+    static CHECKSUM_FAULT: bool = false,
+    name: "checksum_fault",
+    perm: 0o444,
+    desc: "a fault for negative controls: store every RP and BS record's checksum inverted in the checksum table, so that a host that uses the table reports those records corrupt"
+);
+
+/// Whether RP and BS checksums are stored inverted (module parameter `checksum_fault`).
+pub(crate) fn checksum_fault() -> bool {
+    CHECKSUM_FAULT.get()
+}
 
 /// Whether AXLE_IRQ coalesces interrupts (module parameter `irq_coalesce`).
 pub(crate) fn irq_coalesce() -> bool {

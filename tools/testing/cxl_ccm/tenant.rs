@@ -13,6 +13,7 @@ use kernel::{memremap::MemRemap, prelude::*, shared_mem::SharedMem, sync::Arc};
 
 use crate::abi::{self, DescriptorTable, DmaSegment, LaunchPacket, RingHeaders, SyncCompletion};
 use crate::ccm_clock::CcmClock;
+use crate::checksums::ChecksumTable;
 use crate::host_dma::HostRegion;
 use crate::model::attention::Attention;
 use crate::model::dma_plan::{
@@ -111,6 +112,8 @@ pub(crate) struct Tenant {
     /// The tenant's device-memory partition.
     part_base: u64,
     part_end: u64,
+    /// RP and BS: where each record's checksum goes.
+    checksums: ChecksumTable,
     /// Offset of the tenant window in device memory.
     window: usize,
     next_launch: u32,
@@ -222,6 +225,14 @@ impl Tenant {
         let part_size = get64(abi::TREG_MEM_SIZE)?;
         let desc_table = get64(abi::TREG_DESC_TABLE)?;
         let desc_count = get32(abi::TREG_DESC_COUNT)?;
+        let checksums = ChecksumTable::new(
+            get64(abi::TREG_CHECKSUM_TABLE)?,
+            get32(abi::TREG_CHECKSUM_ENTRIES)?,
+            get64(abi::TREG_CHECKSUM_BASE)?,
+            part_base,
+            part_base.saturating_add(part_size),
+        )
+        .map_err(bad)?;
 
         let mem_size = mem.size() as u64;
         let served = [
@@ -371,6 +382,7 @@ impl Tenant {
             streaming_factor: sf,
             part_base,
             part_end: part_base + part_size,
+            checksums,
             window,
             next_launch: base,
             region,
@@ -842,6 +854,9 @@ impl Tenant {
         r.atomic_u64(t + abi::TREG_MBOX_RET)
             .map_err(fail)?
             .store(bytes, Ordering::Relaxed);
+        // The checksums went to device memory (write-combining), the answer goes to a register:
+        // the memory stores out of the buffers first.
+        kernel::barrier::wmb();
         r.atomic_u32(t + abi::TREG_MBOX_DONE)
             .map_err(fail)?
             .store(seq, Ordering::Release);
@@ -939,6 +954,11 @@ impl Tenant {
         } else {
             completion.job_done
         };
+        if !self.streams() {
+            // RP and BS: the record's checksum waits next to the results, before the answer.
+            self.checksums
+                .store(&self.mem, t.output, t.length, checksum)?;
+        }
         if completion.job_done {
             let job = self.jobs.get(slot).copied().unwrap_or_default();
             if let Some(j) = self.jobs.get_mut(slot) {
