@@ -129,11 +129,14 @@ impl Engine {
                 kthread::cond_resched();
             } else if let Some(due) = self.clock.as_ref().and_then(CcmClock::next_due) {
                 // A result is held for its modelled time. Far from it, poll the launch slots
-                // as when idle (a launch must not wait for the held result); near it, spin
-                // (bench mode gives the device model a CPU of its own).
+                // as when idle (a launch must not wait for the held result); near it, or in
+                // bench mode (`poll_idle`, the device model on a CPU of its own), spin: a
+                // timer sleep under emulation may overshoot by milliseconds, and the result
+                // would leave that much after its modelled time.
                 idle = 0;
                 self.pacer.pay();
-                if due.saturating_sub(crate::pacer::now_ns()) > HOLD_SPIN_NS {
+                if !self.cfg.poll_idle && due.saturating_sub(crate::pacer::now_ns()) > HOLD_SPIN_NS
+                {
                     kthread::usleep_range(5, 20);
                 } else {
                     kthread::cond_resched();
