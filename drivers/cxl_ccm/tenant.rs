@@ -73,6 +73,8 @@ impl Layout {
         let p = dev.partitions();
         let part_base = p.base + u64::from(index) * p.share;
         let metadata_offset = HEADERS_BYTES;
+        // The checksum table describes the output buffer.
+        let output = part_base + p.desc_area + p.max_input;
         let payload_offset = metadata_offset + cfg.metadata_ring_bytes;
         Layout {
             metadata_offset,
@@ -82,7 +84,7 @@ impl Layout {
             part_size: p.share,
             desc_table: part_base,
             input: part_base + p.desc_area,
-            output: part_base + p.desc_area + p.max_input,
+            output,
             input_bytes: cfg.input_bytes,
             checksums: if streams(cfg.mode) {
                 Checksums::default()
@@ -90,7 +92,7 @@ impl Layout {
                 Checksums {
                     table: part_base + p.checksum_offset(),
                     entries: p.checksum_entries,
-                    base: part_base + p.desc_area + p.max_input,
+                    base: output,
                 }
             },
             window: abi::tenant_window_offset(dev.id.tenant_windows, index),
