@@ -120,6 +120,27 @@ proptest! {
         prop_assert_eq!(total, len);
     }
 
+    /// Lookups remember where they ended (a cursor per ring): a sequence of them in any order
+    /// (forward, backward, across the rings) answers each exactly as a search from the first
+    /// segment does.
+    #[test]
+    fn lookups_do_not_depend_on_the_previous_ones(
+        pages in prop::collection::vec(1u32..=3, 3..8),
+        bus_keys in prop::collection::vec(any::<u32>(), 8),
+        ats in prop::collection::vec((any::<u64>(), 1u32..5000), 1..40),
+    ) {
+        let bus: Vec<u64> = permutation(8, &bus_keys).into_iter().map(|b| b as u64).collect();
+        let segs = segments(&pages, &bus[..pages.len()]);
+        let t = table(&segs, 0, PAGE, 2 * PAGE);
+        let used = RegionLayout::new(&t, segs.clone(), geo(4), geo(4), 32).unwrap();
+        let size = used.region_size();
+        for (at, len) in ats {
+            let at = at % (size + 1);
+            let fresh = RegionLayout::new(&t, segs.clone(), geo(4), geo(4), 32).unwrap();
+            prop_assert_eq!(used.piece(at, len), fresh.piece(at, len));
+        }
+    }
+
     /// The scheduler dispatches every chunk once, in chunk order per job, with consecutive
     /// sequence numbers per tenant, and picks jobs exactly as a simple model of FIFO /
     /// round-robin does.

@@ -55,6 +55,7 @@
 //! The time from the first refusal of a batch to its reservation is added to
 //! [`ExecStats::credit_wait_ns`] (the caller supplies the clock).
 
+use core::cell::Cell;
 use core::fmt;
 use core::mem::offset_of;
 
@@ -184,6 +185,32 @@ pub enum Ring {
     Payload,
 }
 
+/// Where the last segment lookup of each part of a region ended: `(segment index, its offset
+/// in the region)`. The device walks each ring in order, so a lookup that starts where the
+/// previous one in the same ring ended takes a step or two, where a search from the first
+/// segment takes one per segment (hundreds for a large ring). One cursor per ring, since one
+/// batch's steps alternate between the rings; the cursors only speed lookups up, so layouts
+/// compare equal whatever they hold.
+#[derive(Clone, Debug, Default)]
+struct Cursors([Cell<(usize, u64)>; 4]);
+
+impl Cursors {
+    /// The cursor of the part of the region `offset` is in: after how many of the rings'
+    /// `starts` it lies.
+    fn for_offset(&self, offset: u64, starts: [u64; 3]) -> &Cell<(usize, u64)> {
+        let part = starts.iter().filter(|&&s| s <= offset).count();
+        &self.0[part.min(3)]
+    }
+}
+
+impl PartialEq for Cursors {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Cursors {}
+
 /// A tenant's validated DMA region: its segments and where the rings are in it.
 ///
 /// `S` holds the segments (a slice, an array, or the kernel's vector of the descriptors the
@@ -201,6 +228,8 @@ pub enum Ring {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegionLayout<S> {
     segments: S,
+    /// Where the last lookups ended, to start the next one there.
+    cursors: Cursors,
     region_size: u64,
     headers_offset: u64,
     metadata_offset: u64,
@@ -302,6 +331,7 @@ impl<S: AsRef<[DmaSegment]>> RegionLayout<S> {
         // INVARIANT: every property of the type invariant was checked above.
         Ok(Self {
             segments,
+            cursors: Cursors::default(),
             region_size: total,
             headers_offset: table.headers_offset,
             metadata_offset: table.metadata_offset,
@@ -371,10 +401,16 @@ impl<S: AsRef<[DmaSegment]>> RegionLayout<S> {
             Some(end) if end <= self.region_size => {}
             _ => return Err(RegionError::OutOfRange),
         }
-        let mut start = 0u64;
-        for (i, seg) in self.segments().iter().enumerate() {
+        let cursor = self.cursors.for_offset(offset, self.ring_starts());
+        let (mut i, mut start) = cursor.get();
+        if offset < start {
+            // The ring wrapped: search from the region's start again.
+            (i, start) = (0, 0);
+        }
+        while let Some(seg) = self.segments().get(i) {
             let seg_len = u64::from(seg.len);
             if offset < start + seg_len {
+                cursor.set((i, start));
                 let within = offset - start;
                 // Cannot truncate: `within < seg.len`, a `u32`; `i` is below `segment_count`.
                 let piece = (seg_len - within).min(u64::from(len)) as u32;
@@ -386,8 +422,17 @@ impl<S: AsRef<[DmaSegment]>> RegionLayout<S> {
                 return Ok((addr, piece));
             }
             start += seg_len;
+            i += 1;
         }
         Err(RegionError::OutOfRange)
+    }
+
+    fn ring_starts(&self) -> [u64; 3] {
+        [
+            self.headers_offset,
+            self.metadata_offset,
+            self.payload_offset,
+        ]
     }
 
     /// Translates the range `[offset, offset + len)`, which must lie in one segment.
