@@ -103,7 +103,7 @@ module_param!(
     static UTHREADS: u32 = 2,
     name: "uthreads",
     perm: 0o444,
-    desc: "µthread workers of each device's near-memory engine (1..=16)"
+    desc: "µthread workers of each device's near-memory engine (0..=16; 0: the engine thread computes the chunks itself, for a device model on one CPU)"
 );
 module_param!(
     static ROUND_ROBIN: bool = true,
@@ -406,8 +406,8 @@ impl kernel::Module for CcmDevModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let latency = latency_model()?;
         let uthreads_n = UTHREADS.get();
-        if !(1..=16).contains(&uthreads_n) {
-            pr_err!("uthreads={uthreads_n} is out of range 1..=16\n");
+        if uthreads_n > 16 {
+            pr_err!("uthreads={uthreads_n} is out of range 0..=16\n");
             return Err(EINVAL);
         }
         let tenants = MAX_TENANTS.get();
@@ -474,7 +474,7 @@ impl kernel::Module for CcmDevModule {
                 None => None,
             };
             let inflight = abi::MAX_TENANTS as usize * tenant::MAX_INFLIGHT as usize;
-            let pool = uthreads::Pool::new(inflight, dev_mem.clone())?;
+            let pool = uthreads::Pool::new(inflight, dev_mem.clone(), uthreads_n == 0)?;
             let uthreads = uthreads::UThreads::start(uthreads_n, i as u32, &pool)?;
             // The device's interrupt, an ordinary interrupt resource for the driver.
             let line = Arc::new(SoftLine::new()?, GFP_KERNEL)?;

@@ -130,11 +130,14 @@ pub(crate) struct Pool {
     #[pin]
     work: CondVar,
     mem: Arc<MemRemap>,
+    /// No workers: the engine computes each batch itself when it kicks ([`Pool::kick`]).
+    inline: bool,
 }
 
 impl Pool {
-    /// A pool for `capacity` tickets in flight over device memory `mem`.
-    pub(crate) fn new(capacity: usize, mem: Arc<MemRemap>) -> Result<Arc<Self>> {
+    /// A pool for `capacity` tickets in flight over device memory `mem`; `inline`: no workers
+    /// serve it, the engine computes on its own thread.
+    pub(crate) fn new(capacity: usize, mem: Arc<MemRemap>, inline: bool) -> Result<Arc<Self>> {
         let queues = Queues {
             todo: Fifo::new(capacity)?,
             done: Fifo::new(capacity)?,
@@ -144,6 +147,7 @@ impl Pool {
                 queues <- new_mutex!(queues),
                 work <- new_condvar!(),
                 mem,
+                inline,
             }),
             GFP_KERNEL,
         )
@@ -156,9 +160,36 @@ impl Pool {
     }
 
     /// Wakes the workers for the tickets submitted since the last kick: one wake-up per batch
-    /// rather than per ticket.
+    /// rather than per ticket. Without workers, computes them here instead: when the device
+    /// model has a single CPU (bench mode), workers on that CPU would only add a context switch
+    /// per batch each way, which under emulation costs more than a small chunk's compute.
     pub(crate) fn kick(&self) {
-        self.work.notify_all();
+        if self.inline {
+            self.compute_queued();
+        } else {
+            self.work.notify_all();
+        }
+    }
+
+    /// Computes every queued ticket on the calling thread (the engine's, in inline mode).
+    fn compute_queued(&self) {
+        loop {
+            let Some(ticket) = self.queues.lock().todo.pop() else {
+                return;
+            };
+            let done = self.run(&ticket);
+            // Cannot be full: `done` has room for every ticket in flight.
+            let _ = self.queues.lock().done.push(done);
+        }
+    }
+
+    /// Computes one ticket.
+    fn run(&self, ticket: &Ticket) -> Done {
+        Done {
+            ticket: *ticket,
+            result: compute(&self.mem, ticket),
+            finished_ns: crate::pacer::now_ns(),
+        }
     }
 
     /// Takes the next completion.
@@ -189,12 +220,7 @@ impl Pool {
             let mut out = [None; GRAB];
             for (t, o) in batch.iter().zip(out.iter_mut()) {
                 if let Some(ticket) = t {
-                    let result = compute(&self.mem, ticket);
-                    *o = Some(Done {
-                        ticket: *ticket,
-                        result,
-                        finished_ns: crate::pacer::now_ns(),
-                    });
+                    *o = Some(self.run(ticket));
                     // The µthreads compute on the host's CPUs, whose kernel may not preempt
                     // (PREEMPT_NONE): a worker that always finds work would otherwise hold its
                     // CPU for as long as its queue lasts, and a host task (one killed in a
@@ -423,7 +449,8 @@ fn compute_knn(mem: &MemRemap, t: &Ticket, k: &Knn) -> core::result::Result<u32,
     Ok(!crc)
 }
 
-/// The worker threads of one device; stopping them (drop) waits for each to finish its chunk.
+/// The worker threads of one device (none in inline mode); stopping them (drop) waits for each
+/// to finish its chunk.
 pub(crate) struct UThreads {
     _threads: KVec<KThread>,
 }
