@@ -41,10 +41,12 @@
 //!   `+ m + ceil(n·c·ps / 1000)` (the result load) `+ n·h`.
 //! - **AXLE** (a per-launch simulation, [`Synthetic::launch_ns`]): the launch arrives at `m`.
 //!   When a wave finishes, its records go out in batches of `b = max(1, sf / c)` records (the
-//!   last one partial), the DMAs serialized on one device engine: a batch becomes visible at
-//!   `max(wave end, previous batch visible) + dma(batch)`, with `dma(batch) = 4·(prep +
-//!   ceil(io / 2)) + ceil((recs·c + 32·recs + 8)·ps / 1000)` (four DMA requests: payload,
-//!   payload tail, metadata records, metadata tail). The host processes the records in order,
+//!   last one partial), posted to the DMA engine, which overlaps them and shares only the
+//!   link (`tools/testing/cxl_ccm/model/posted.rs`): a batch becomes visible at
+//!   `max(wave end + lat + x(batch), previous batch visible + x(batch))`, with `lat = prep +
+//!   ceil(io / 2)` (each of its four posted requests: payload, payload tail, metadata records,
+//!   metadata tail) and `x(batch) = ceil((recs·c + 32·recs + 8)·ps / 1000)` its bytes on the
+//!   link. The host processes the records in order,
 //!   `h` each; a record visible at `v` starts at `v + q / 2` if the host was idle (it polls every
 //!   `q`, so it notices half an interval late on average), else when the host is free. The
 //!   launch ends when its last record is processed.
@@ -93,9 +95,6 @@ const RECORD_BYTES: u64 = 32;
 
 /// Bytes of a ring tail update, once per DMA batch.
 const TAIL_BYTES: u64 = 8;
-
-/// DMA requests per batch: payload, payload tail, metadata records, metadata tail.
-const DMA_REQUESTS: u64 = 4;
 
 /// The fields the prediction needs, each a whole number.
 const FIELDS: [&str; 18] = [
@@ -296,17 +295,22 @@ impl Synthetic {
             .div_ceil(1000)
     }
 
-    /// `dma(recs) = 4·(prep + ceil(io / 2)) + ceil((recs·c + 32·recs + 8)·ps / 1000)`: one AXLE
-    /// batch of `recs` records, from the end of its computation (or the engine's previous batch)
-    /// to visible in host memory.
-    pub fn dma_ns(&self, recs: u64) -> u64 {
+    /// `lat = prep + ceil(io / 2)`: one posted DMA request, from its issue to its write
+    /// landing, the transfer aside.
+    pub fn dma_latency_ns(&self) -> u64 {
         let l = &self.link;
+        l.dma_prep_ns.saturating_add(l.io_rtt_ns.div_ceil(2))
+    }
+
+    /// `x(recs) = ceil((recs·c + 32·recs + 8)·ps / 1000)`: one AXLE batch of `recs` records on
+    /// the link.
+    pub fn dma_transfer_ns(&self, recs: u64) -> u64 {
         let bytes = recs
             .saturating_mul(self.chunk + RECORD_BYTES)
             .saturating_add(TAIL_BYTES);
-        let requests =
-            DMA_REQUESTS.saturating_mul(l.dma_prep_ns.saturating_add(l.io_rtt_ns.div_ceil(2)));
-        requests.saturating_add(bytes.saturating_mul(l.dma_ps_per_byte).div_ceil(1000))
+        bytes
+            .saturating_mul(self.link.dma_ps_per_byte)
+            .div_ceil(1000)
     }
 
     /// One AXLE (or AXLE_IRQ, `irq`) launch, simulated batch by batch from its start at 0.
@@ -332,7 +336,8 @@ impl Synthetic {
             let mut rest = in_wave;
             while rest > 0 {
                 let recs = rest.min(b);
-                let visible = wave_end.max(engine) + self.dma_ns(recs) as f64;
+                let x = self.dma_transfer_ns(recs) as f64;
+                let visible = (wave_end + self.dma_latency_ns() as f64 + x).max(engine + x);
                 engine = visible;
                 let start = if irq {
                     host_free.max(visible) + i

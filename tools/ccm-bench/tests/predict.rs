@@ -95,9 +95,12 @@ const T: u64 = 101_334;
 fn chunk_time_and_slots_come_from_the_compute_model() {
     let s = synth(&SWEEP, "BS");
     assert_eq!((s.chunk_ns, s.slots, s.records, s.waves()), (T, 4, 16, 4));
-    // One record per batch: 4 × (500 + ceil(350 / 2)) + ceil((256 + 32 + 8) × 16 / 1000)
-    // = 2700 + ceil(4.736) = 2705.
-    assert_eq!((s.batch_records(), s.dma_ns(1)), (1, 2705));
+    // One record per batch: a posted request's latency is 500 + ceil(350 / 2) = 675, and the
+    // batch's bytes take ceil((256 + 32 + 8) × 16 / 1000) = ceil(4.736) = 5 on the link.
+    assert_eq!(
+        (s.batch_records(), s.dma_latency_ns(), s.dma_transfer_ns(1)),
+        (1, 675, 5)
+    );
     // ceil(16 × 256 × 16 / 1000) = ceil(65.536) = 66.
     assert_eq!(s.result_load_ns(), 66);
 }
@@ -112,15 +115,15 @@ fn hand_computed_predictions_of_the_sweep() {
     //   = 175 + 500 + 405 336 + 500 + 350 + 70 + 66 + 800 000.
     let rp = 175 + 500 + 4 * T + 500 + 350 + 70 + 66 + 16 * 50_000;
     assert_eq!(rp, 1_206_997);
-    // AXLE: arrival 70, wave 0 ends 70 + T = 101 404; its first record is visible 2 705 later,
-    // at 104 109; the host is idle: it starts at 104 109 + q/2 = 109 109. h·P = 200 000 > T: the
-    // host never catches up with the device again (wave k is visible by 70 + (k+1)·T + 4 × 2 705,
-    // long before the host is free), so the launch ends at 109 109 + 16 × 50 000.
-    let axle = 70 + T + 2705 + 5_000 + 16 * 50_000;
-    assert_eq!(axle, 909_109);
-    // AXLE_IRQ: each batch (one record) costs I + h = 100 000 on the host, from 104 109 on.
-    let irq = 70 + T + 2705 + 16 * (50_000 + 50_000);
-    assert_eq!(irq, 1_704_109);
+    // AXLE: arrival 70, wave 0 ends 70 + T = 101 404; its first record is visible 675 + 5
+    // later, at 102 084; the host is idle: it starts at 102 084 + q/2 = 107 084. h·P = 200 000
+    // > T: the host never catches up with the device again (wave k is visible by 70 + (k+1)·T
+    // + 680 + 3 × 5, long before the host is free), so the launch ends at 107 084 + 16 × 50 000.
+    let axle = 70 + T + 680 + 5_000 + 16 * 50_000;
+    assert_eq!(axle, 907_084);
+    // AXLE_IRQ: each batch (one record) costs I + h = 100 000 on the host, from 102 084 on.
+    let irq = 70 + T + 680 + 16 * (50_000 + 50_000);
+    assert_eq!(irq, 1_702_084);
     for (mode, per_launch) in [("BS", bs), ("RP", rp), ("AXLE", axle), ("AXLE_IRQ", irq)] {
         let s = synth(&SWEEP, mode);
         assert_eq!(s.launch_ns(mode), Some(per_launch as f64), "{mode}");
@@ -141,8 +144,8 @@ fn hand_computed_predictions_with_partial_waves_and_batches() {
         poll_ns: 1_000,
         dilation_milli: 1_000,
     };
-    // dma(2) = 2 700 + ceil((512 + 64 + 8) × 16 / 1000) = 2 700 + ceil(9.344) = 2 710.
-    assert_eq!(synth(&cfg, "AXLE").dma_ns(2), 2710);
+    // x(2) = ceil((512 + 64 + 8) × 16 / 1000) = ceil(9.344) = 10.
+    assert_eq!(synth(&cfg, "AXLE").dma_transfer_ns(2), 10);
     // load = ceil(6 × 256 × 16 / 1000) = ceil(24.576) = 25.
     // BS: 70 + 2·T + 70 + 25 + 6 × 20 000 = 322 833.
     let bs = 70 + 2 * T + 70 + 25 + 120_000;
@@ -151,15 +154,15 @@ fn hand_computed_predictions_with_partial_waves_and_batches() {
     let rp = 175 + 500 + 2 * T + 500 + 350 + 70 + 25 + 120_000;
     assert_eq!(rp, 324_288);
     // AXLE: wave 0 ends 101 404.
-    //   batch 0 (2 records) visible 101 404 + 2 710 = 104 114; host idle: 104 614 .. 144 614;
-    //   batch 1 visible 104 114 + 2 710 = 106 824; host busy: 144 614 .. 184 614.
+    //   batch 0 (2 records) visible 101 404 + 675 + 10 = 102 089; host idle: 102 589 .. 142 589;
+    //   batch 1 visible max(102 089, 102 089 + 10) = 102 099; host busy: 142 589 .. 182 589.
     // Wave 1 ends 70 + 2·T = 202 738.
-    //   batch 2 visible 205 448; host idle: 205 948 .. 245 948.
-    let axle = 245_948;
-    assert_eq!(70 + 2 * T + 2710 + 500 + 40_000, axle);
-    // AXLE_IRQ: batch 0: 104 114 + I = 154 114, + 2h = 194 114; batch 1 (visible 106 824):
-    // 194 114 + I + 2h = 284 114; batch 2 (visible 205 448): 284 114 + I + 2h = 374 114.
-    let irq = 374_114;
+    //   batch 2 visible 202 738 + 685 = 203 423; host idle: 203 923 .. 243 923.
+    let axle = 243_923;
+    assert_eq!(70 + 2 * T + 685 + 500 + 40_000, axle);
+    // AXLE_IRQ: batch 0: 102 089 + I = 152 089, + 2h = 192 089; batch 1 (visible 102 099):
+    // 192 089 + I + 2h = 282 089; batch 2 (visible 203 423): 282 089 + I + 2h = 372 089.
+    let irq = 372_089;
     for (mode, per_launch) in [("BS", bs), ("RP", rp), ("AXLE", axle), ("AXLE_IRQ", irq)] {
         let s = synth(&cfg, mode);
         assert_eq!(s.launch_ns(mode), Some(per_launch as f64), "{mode}");
@@ -180,10 +183,10 @@ fn axle_device_bound_and_host_bound() {
     assert!(s.host_ns * s.slots < s.chunk_ns);
     let t = s.launch_ns("AXLE").unwrap();
     let w_t = (s.waves() * s.chunk_ns) as f64;
-    // The last wave's drain: 4 serialized DMAs, then its last record's poll delay and h (the
-    // host, 1 500 per record, keeps up with one DMA per 2 705): 70 + 405 336 + 4 × 2 705 + 500
-    // + 1 000 = 417 726.
-    assert_eq!(t, 417_726.0);
+    // The last wave's drain: its first batch lands 675 + 5 after the wave, the other three 5
+    // apart (posted, overlapped); the host notices the first half a poll later and takes the
+    // four records, 1 000 each: 70 + 405 336 + 680 + 500 + 4 × 1 000 = 410 586.
+    assert_eq!(t, 410_586.0);
     let drain = t - 70.0 - w_t;
     assert!(drain > 0.0 && drain < 0.05 * w_t, "drain {drain}");
 
@@ -194,10 +197,10 @@ fn axle_device_bound_and_host_bound() {
     let s = synth(&host, "AXLE");
     assert!(s.host_ns * s.slots > s.chunk_ns);
     let t = s.launch_ns("AXLE").unwrap();
-    // T + n·h, plus the launch store, one DMA and half a poll: 70 + 101 334 + 2 705 + 500
-    // + 800 000.
+    // T + n·h, plus the launch store, one batch's landing and half a poll: 70 + 101 334 + 680
+    // + 500 + 800 000.
     let t_nh = (s.chunk_ns + s.records * s.host_ns) as f64;
-    assert_eq!(t, t_nh + 70.0 + 2705.0 + 500.0);
+    assert_eq!(t, t_nh + 70.0 + 680.0 + 500.0);
     // Far from the device-bound estimate: the host's n·h dominates.
     assert!(t > 1.5 * (s.waves() * s.chunk_ns) as f64);
 }

@@ -127,12 +127,13 @@ impl Engine {
             if self.collect()? || served {
                 idle = 0;
                 kthread::cond_resched();
-            } else if let Some(due) = self.clock.as_ref().and_then(CcmClock::next_due) {
-                // A result is held for its modelled time. Far from it, poll the launch slots
-                // as when idle (a launch must not wait for the held result); near it, or in
-                // bench mode (`poll_idle`, the device model on a CPU of its own), spin: a
-                // timer sleep under emulation may overshoot by milliseconds, and the result
-                // would leave that much after its modelled time.
+            } else if let Some(due) = self.next_due() {
+                // A result is held for its modelled time, or a batch is still on the modelled
+                // DMA engine. Far from it, poll the launch slots as when idle (a launch must
+                // not wait for the held result); near it, or in bench mode (`poll_idle`, the
+                // device model on a CPU of its own), spin: a timer sleep under emulation may
+                // overshoot by milliseconds, and the result would leave that much after its
+                // modelled time.
                 idle = 0;
                 self.pacer.pay();
                 if !self.cfg.poll_idle && due.saturating_sub(crate::pacer::now_ns()) > HOLD_SPIN_NS
@@ -165,6 +166,22 @@ impl Engine {
             (b.ns(Cost::DmaPrep) + b.ns(Cost::DmaTransfer)) / 1000
         );
         self.disable_all()
+    }
+
+    /// The earliest modelled event the engine waits for: a held result's time, or a batch's
+    /// landing on the modelled DMA engine.
+    fn next_due(&self) -> Option<u64> {
+        let held = self.clock.as_ref().and_then(CcmClock::next_due);
+        let landing = self
+            .tenants
+            .iter()
+            .flatten()
+            .filter_map(|t| t.next_landing())
+            .min();
+        match (held, landing) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Tears down every tenant and clears its status.

@@ -11,7 +11,7 @@
 
 use kernel::time::Ktime;
 
-use crate::model::latency::{Charge, DelayBudget, LatencyModel, Operation};
+use crate::model::latency::{Charge, Cost, DelayBudget, LatencyModel, Operation};
 
 /// The debt at which the pacer spins.
 pub(crate) const SPIN_QUANTUM_NS: u64 = 2_000;
@@ -49,6 +49,18 @@ impl Pacer {
         if let Ok(c) = self.model.charge(op) {
             self.charge_raw(&c);
         }
+    }
+
+    /// Accounts a posted DMA request without paying it: the DMA engine works beside the
+    /// engine thread ([`crate::model::posted`]). Returns its latency (everything but the
+    /// transfer) and its transfer time, ns; a request the model refuses costs nothing.
+    pub(crate) fn post(&mut self, op: Operation) -> (u64, u64) {
+        let Ok(c) = self.model.charge(op) else {
+            return (0, 0);
+        };
+        self.budget.add(&c);
+        let transfer = c.get(Cost::DmaTransfer);
+        (c.total().saturating_sub(transfer), transfer)
     }
 
     fn charge_raw(&mut self, c: &Charge) {

@@ -17,12 +17,13 @@ use crate::checksums::ChecksumTable;
 use crate::host_dma::HostRegion;
 use crate::model::attention::Attention;
 use crate::model::dma_plan::{
-    DmaExecutor, ExecError, ExecStats, Next, RegionLayout, ResultRecord, Step,
+    DmaExecutor, ExecError, ExecStats, Next, RegionLayout, ResultRecord, Ring, Step,
 };
 use crate::model::graph::{Graph, Pass};
 use crate::model::kernel::Kernel;
 use crate::model::knn::Knn;
 use crate::model::latency::Operation;
+use crate::model::posted::{PostedStore, PostedTails};
 use crate::model::scheduler::{JobId, Policy, Scheduler};
 use crate::model::sls::Sls;
 use crate::model::ssb::Ssb;
@@ -102,8 +103,8 @@ pub(crate) struct Tenant {
     /// RP: the last doorbell value handled, and the ENQUEUE whose kernel runs.
     mbox_seen: u32,
     mbox_pending: Option<u32>,
-    /// AXLE_IRQ: the last interrupt raised, the causes not signalled yet, and the streamed
-    /// batches since the last interrupt (one interrupt each).
+    /// AXLE_IRQ: the last interrupt raised, the causes not signalled yet, and the batches
+    /// delivered since the last interrupt (one interrupt each).
     irq_seq: u32,
     irq_pending: u32,
     irq_batches: u32,
@@ -120,6 +121,8 @@ pub(crate) struct Tenant {
     region: HostRegion,
     launch_head_at: crate::model::dma_plan::SegAddr,
     exec: Exec,
+    /// The tail stores of batches the modelled DMA engine has not delivered yet.
+    posted: KBox<PostedTails>,
     sched: KBox<Scheduler<JOBS>>,
     jobs: KVec<Job>,
     /// Chunks handed to the µthreads and not yet collected.
@@ -388,6 +391,7 @@ impl Tenant {
             region,
             launch_head_at,
             exec,
+            posted: KBox::new(PostedTails::new(), GFP_KERNEL).map_err(|_| None)?,
             sched,
             jobs,
             inflight: 0,
@@ -509,6 +513,7 @@ impl Tenant {
         let busy = !self.sched.is_empty()
             || self.inflight > 0
             || (!self.exec.is_idle() && self.credit_blocked == 0)
+            || !self.posted.is_empty()
             || self.mbox_pending.is_some();
         match (busy, self.busy_since) {
             (true, None) => self.busy_since = Some(now_ns()),
@@ -539,6 +544,7 @@ impl Tenant {
         busy |= self.dispatch(pool, clock)?;
         if self.streams() {
             busy |= self.stream(mem, pacer)?;
+            busy |= self.deliver_due()?;
         }
         if self.mode == abi::MODE_AXLE_IRQ {
             self.raise(line)?;
@@ -1005,8 +1011,6 @@ impl Tenant {
                 Next::Stream(_) => {
                     self.perform(mem, pacer)?;
                     self.exec.end_batch().map_err(exec_status)?;
-                    self.irq_pending |= abi::IRQ_CAUSE_METADATA;
-                    self.irq_batches = self.irq_batches.wrapping_add(1);
                     streamed = true;
                     reread = None;
                 }
@@ -1024,35 +1028,90 @@ impl Tenant {
         Ok(streamed)
     }
 
-    /// Performs the steps of the batch in flight, paying each DMA request's modelled cost
-    /// before its writes.
+    /// Performs the steps of the batch in flight: posts its DMA requests to the modelled DMA
+    /// engine ([`crate::model::posted`]), writes the payload and the metadata records, and
+    /// holds the ring-tail stores back until the batch lands.
     fn perform(&mut self, mem: &MemRemap, pacer: &mut Pacer) -> core::result::Result<(), Status> {
         let steps = self.exec.steps().map_err(exec_status)?;
         let requests = steps.requests().map_err(|_| abi::STATUS_BAD_DESCRIPTOR)?;
-        let mut ops = requests.operations();
-        let mut prev: Option<u8> = None;
+        let (mut latency, mut transfer) = (0u64, 0u64);
+        for op in requests.operations() {
+            let (l, t) = pacer.post(op);
+            latency = latency.max(l);
+            transfer = transfer.saturating_add(t);
+        }
+        let land = self.posted.book(now_ns(), latency, transfer);
+        // A batch stores each ring's tail at most once.
+        let mut tails = [None; 2];
+        let mut n = 0;
         for step in steps {
-            let step = step.map_err(|_| abi::STATUS_BAD_DESCRIPTOR)?;
-            // One DMA request per run of copies, per tail store, per run of records.
-            let kind = match step {
-                Step::CopyPayload { .. } => Some(0),
-                Step::StoreTail { .. } => Some(1),
-                Step::WriteMetadata { .. } => Some(2),
-                Step::WriteBarrier => None,
-            };
-            if let Some(k) = kind {
-                if prev != Some(k) || k == 1 {
-                    if let Some(op) = ops.next() {
-                        pacer.charge(op);
-                    }
+            match step.map_err(|_| abi::STATUS_BAD_DESCRIPTOR)? {
+                Step::StoreTail {
+                    ring, dst, value, ..
+                } => {
+                    let slot = tails.get_mut(n).ok_or(abi::STATUS_ABORTED)?;
+                    *slot = Some(PostedStore {
+                        due_ns: land,
+                        dst,
+                        value,
+                        ends_batch: ring == Ring::Metadata,
+                    });
+                    n += 1;
                 }
-                prev = Some(k);
+                step => self
+                    .region
+                    .perform(&step, mem)
+                    .map_err(|_| abi::STATUS_DMA_FAULT)?,
             }
-            self.region
-                .perform(&step, mem)
-                .map_err(|_| abi::STATUS_DMA_FAULT)?;
+        }
+        for store in tails.into_iter().flatten() {
+            self.post_tail(store)?;
         }
         Ok(())
+    }
+
+    /// Queues a tail store; with the queue full, the oldest batch is waited for and delivered
+    /// first (the modelled engine has that many batches in flight at most).
+    fn post_tail(&mut self, store: PostedStore) -> core::result::Result<(), Status> {
+        let Err(store) = self.posted.post(store) else {
+            return Ok(());
+        };
+        if let Some(oldest) = self.posted.pop() {
+            while now_ns() < oldest.due_ns {
+                core::hint::spin_loop();
+            }
+            self.deliver(oldest)?;
+        }
+        self.posted.post(store).map_err(|_| abi::STATUS_ABORTED)
+    }
+
+    /// Delivers the tail stores whose batches have landed; returns whether there were any.
+    fn deliver_due(&mut self) -> core::result::Result<bool, Status> {
+        let now = now_ns();
+        let mut any = false;
+        while let Some(store) = self.posted.pop_due(now) {
+            self.deliver(store)?;
+            any = true;
+        }
+        Ok(any)
+    }
+
+    /// One tail store: the batch's records become the host's. The metadata tail is the one
+    /// an AXLE_IRQ interrupt announces.
+    fn deliver(&mut self, store: PostedStore) -> core::result::Result<(), Status> {
+        self.region
+            .store_u32(store.dst, store.value)
+            .map_err(|_| abi::STATUS_DMA_FAULT)?;
+        if store.ends_batch {
+            self.irq_pending |= abi::IRQ_CAUSE_METADATA;
+            self.irq_batches = self.irq_batches.wrapping_add(1);
+        }
+        Ok(())
+    }
+
+    /// When the oldest batch still in flight on the modelled DMA engine lands.
+    pub(crate) fn next_landing(&self) -> Option<u64> {
+        self.posted.next_due()
     }
 }
 

@@ -15,7 +15,9 @@
 //!   reference check of a record;
 //! - [`scheduler`]: the near-memory engine's FIFO / round-robin scheduler of chunks over jobs;
 //! - [`dma_plan`]: the DMA executor: sequencer, streaming-factor batching, credit, and the
-//!   ordered writes of a back-stream through the shadowed descriptors.
+//!   ordered writes of a back-stream through the shadowed descriptors;
+//! - [`posted`]: when a back-stream batch lands (posted, pipelined DMA requests), and the
+//!   ring-tail stores held until then.
 //!
 //! # How to include these files
 //!
@@ -52,6 +54,7 @@ pub mod graph;
 pub mod kernel;
 pub mod knn;
 pub mod latency;
+pub mod posted;
 pub mod scheduler;
 pub mod sls;
 pub mod ssb;
