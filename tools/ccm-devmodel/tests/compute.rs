@@ -6,7 +6,7 @@
 use ccm_devmodel::abi::{StreamXformArgs, XFORM_OP_XOR};
 use ccm_devmodel::attention::Attention;
 use ccm_devmodel::compute::{
-    place, CcmConfig, ComputeError, ComputeModel, ComputeParam, Work, CHUNK_OPS,
+    place, place_in_heap, CcmConfig, ComputeError, ComputeModel, ComputeParam, Work, CHUNK_OPS,
     MAX_DILATION_MILLI, MAX_UTHREADS, NO_DILATION_MILLI,
 };
 use ccm_devmodel::graph::{Graph, Pass};
@@ -687,6 +687,31 @@ proptest! {
                 want[i] = end;
                 prop_assert_eq!(t, want);
             }
+        }
+    }
+}
+
+proptest! {
+    /// The heap timeline books every chunk at the same completion time as the linear one
+    /// (the multiset of free times is the same after each booking), and stays a heap.
+    #[test]
+    fn the_heap_timeline_matches_the_linear_one(
+        slots in 0usize..40,
+        chunks in proptest::collection::vec((0u64..500, 0u64..300), 0..200),
+    ) {
+        let mut heap = vec![0u64; slots];
+        let mut linear = vec![0u64; slots];
+        let mut now = 0u64;
+        for (dt, dur) in chunks {
+            now += dt;
+            prop_assert_eq!(place_in_heap(&mut heap, now, dur), place(&mut linear, now, dur));
+            for i in 1..heap.len() {
+                prop_assert!(heap[(i - 1) / 2] <= heap[i], "not a heap at {}", i);
+            }
+            let (mut a, mut b) = (heap.clone(), linear.clone());
+            a.sort_unstable();
+            b.sort_unstable();
+            prop_assert_eq!(a, b);
         }
     }
 }

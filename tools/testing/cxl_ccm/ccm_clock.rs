@@ -22,7 +22,7 @@ use crate::uthreads::Done;
 ///
 /// # Invariants
 ///
-/// `free_at.len() == model.slots()`; `held` has one slot per ticket the device can have in
+/// `free_at.len() == model.slots()`, a min-heap ([`compute::place_in_heap`]); `held` has one slot per ticket the device can have in
 /// flight, so holding never allocates, and `n_held` counts its `Some` slots.
 pub(crate) struct CcmClock {
     model: ComputeModel,
@@ -51,7 +51,7 @@ impl CcmClock {
     /// `arrived_ns`, booking a virtual µthread for it.
     pub(crate) fn schedule(&mut self, arrived_ns: u64, work: Work) -> u64 {
         let dur = self.model.chunk_ns(work);
-        compute::place(&mut self.free_at, arrived_ns, dur)
+        compute::place_in_heap(&mut self.free_at, arrived_ns, dur)
     }
 
     /// Takes a completion: returns it if its modelled time has come, else holds it. A

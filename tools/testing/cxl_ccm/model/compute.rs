@@ -513,6 +513,37 @@ pub fn place(free_at: &mut [u64], now_ns: u64, dur_ns: u64) -> u64 {
     end
 }
 
+/// [`place`] on a timeline kept as a binary min-heap (`free_at[i] <= free_at[2i + 1]`,
+/// `free_at[2i + 2]`), in `O(log slots)` instead of `O(slots)`: the device books every chunk
+/// on a timeline of up to 4 096 virtual µthreads, and a linear search for the earliest was a
+/// fifth of the emulated device's time on small chunks. Returns what [`place`] returns (the
+/// same earliest free time), and keeps the heap property: the earliest entry grows to the
+/// chunk's completion and sinks to its place. An all-equal timeline (all 0 to start) is a heap.
+pub fn place_in_heap(free_at: &mut [u64], now_ns: u64, dur_ns: u64) -> u64 {
+    let Some(&earliest) = free_at.first() else {
+        return now_ns.saturating_add(dur_ns);
+    };
+    let end = earliest.max(now_ns).saturating_add(dur_ns);
+    let mut i = 0;
+    loop {
+        let (l, r) = (2 * i + 1, 2 * i + 2);
+        let (child, earlier) = match (free_at.get(l), free_at.get(r)) {
+            (Some(&a), Some(&b)) if b < a => (r, b),
+            (Some(&a), _) => (l, a),
+            _ => break,
+        };
+        if earlier >= end {
+            break;
+        }
+        free_at.swap(i, child);
+        i = child;
+    }
+    if let Some(slot) = free_at.get_mut(i) {
+        *slot = end;
+    }
+    end
+}
+
 /// The CRC32C instructions over `output` bytes.
 const fn crc_ops(output: u64) -> u64 {
     output.div_ceil(CRC_BYTES_PER_OP)
