@@ -705,6 +705,42 @@ fn queue_full_until_a_batch_is_streamed() {
     assert_eq!(e.complete(0, rec(3, 32, 0, 0)), Ok(()));
 }
 
+/// The pending queue is a ring: a batch whose records wrap around the end of the buffers
+/// streams them in order, and no record is lost or repeated.
+#[test]
+fn a_batch_wrapping_the_queue_streams_in_order() {
+    let mut e: Exec<3, 0> = exec(Sequencer::OutOfOrder).unwrap();
+    let tags = |e: &Exec<3, 0>| -> Vec<u32> {
+        e.steps()
+            .unwrap()
+            .filter_map(|s| match s.unwrap() {
+                Step::WriteMetadata { record, .. } => Some(record.tag),
+                _ => None,
+            })
+            .collect()
+    };
+    for t in 1..=3 {
+        e.complete(0, rec(t, 32, 0, 32 * u64::from(t))).unwrap();
+    }
+    let Next::Stream(_) = e.begin_batch(0).unwrap() else {
+        panic!("no batch")
+    };
+    assert_eq!(tags(&e), [1, 2]);
+    e.end_batch().unwrap();
+    // The host consumed both: credit for the next batch.
+    e.receive_heads(BASE.wrapping_add(2), BASE.wrapping_add(2))
+        .unwrap();
+    // Record 4 goes to the buffers' first entry: the batch [3, 4] wraps.
+    e.complete(0, rec(4, 32, 0, 128)).unwrap();
+    let Next::Stream(res) = e.begin_batch(0).unwrap() else {
+        panic!("no batch")
+    };
+    assert_eq!((res.records, res.bytes), (2, 64));
+    assert_eq!(tags(&e), [3, 4]);
+    e.end_batch().unwrap();
+    assert!(e.is_idle());
+}
+
 fn in_order(window: u32, first: u32) -> Sequencer<Vec<u64>> {
     Sequencer::InOrder(ReorderBuffer::new(geo(window), vec![0u64; 1], first).unwrap())
 }

@@ -640,7 +640,7 @@ enum Phase {
 /// `res.payload_slots` and their lengths to `res.bytes`.
 pub struct Steps<'a, S> {
     layout: &'a RegionLayout<S>,
-    records: &'a [ResultRecord],
+    records: BatchRecords<'a>,
     res: Reservation,
     phase: Phase,
     /// Current record.
@@ -673,6 +673,31 @@ pub const fn slots_for(length: u32, slot_size: u32) -> u32 {
     length.div_ceil(slot_size)
 }
 
+/// A batch's records, in order: `first` then `second` (the executor's queue is a ring, so a
+/// batch may wrap around its end).
+#[derive(Clone, Copy, Debug)]
+struct BatchRecords<'a> {
+    first: &'a [ResultRecord],
+    second: &'a [ResultRecord],
+}
+
+impl<'a> BatchRecords<'a> {
+    fn get(&self, i: usize) -> Option<&'a ResultRecord> {
+        match i.checked_sub(self.first.len()) {
+            None => self.first.get(i),
+            Some(j) => self.second.get(j),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.first.len() + self.second.len()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &'a ResultRecord> {
+        self.first.iter().chain(self.second.iter())
+    }
+}
+
 impl<'a, S: AsRef<[DmaSegment]>> Steps<'a, S> {
     /// The steps that back-stream `records` into the slots of `res`.
     pub fn new(
@@ -680,9 +705,20 @@ impl<'a, S: AsRef<[DmaSegment]>> Steps<'a, S> {
         records: &'a [ResultRecord],
         res: Reservation,
     ) -> Result<Self, PlanError> {
+        Self::split(layout, records, &[], res)
+    }
+
+    /// The steps that back-stream the records `first` then `second` into the slots of `res`.
+    pub fn split(
+        layout: &'a RegionLayout<S>,
+        first: &'a [ResultRecord],
+        second: &'a [ResultRecord],
+        res: Reservation,
+    ) -> Result<Self, PlanError> {
+        let records = BatchRecords { first, second };
         let mut slots = 0u64;
         let mut bytes = 0u64;
-        for r in records {
+        for r in records.iter() {
             let n = slots_for(r.length, layout.slot_size());
             if n > layout.payload().capacity() {
                 return Err(PlanError::RecordTooLarge);
@@ -1129,12 +1165,15 @@ impl_exec_buffers!(impl [const Q: usize, const W: usize] for ArrayBuffers<Q, W>)
 ///
 /// - `Q` is `buf.records().len()`, which equals `buf.batch_end().len()`; `W` is
 ///   `buf.hold().len()`.
-/// - `records[..len]` are the released, not yet streamed records in streaming order;
-///   `batch_end[i]` marks the last record of each closed batch; `records[open_start..len]` is the
-///   batcher's open batch (no mark), and every record before `open_start` belongs to a closed
-///   batch.
+/// - The pending queue is a ring over `records` and `batch_end`: position `i` of the queue is
+///   index `(head + i) % Q`, `head < Q`. Positions `..len` are the released, not yet streamed
+///   records in streaming order; `batch_end` marks the last record of each closed batch;
+///   positions `open_start..len` are the batcher's open batch (no mark), and every record
+///   before `open_start` belongs to a closed batch. (A ring, not a slice shifted down at each
+///   batch: with thousands of records pending, the shift was a fifth of the emulated device's
+///   time on small records.)
 /// - `held` results are in `hold`, at `seq & (window - 1)`.
-/// - If `in_flight` is `Some(res)`, `records[..res.records]` is the batch it reserved.
+/// - If `in_flight` is `Some(res)`, positions `..res.records` are the batch it reserved.
 /// - `Q >= batcher.max_records() + window` and `window <= W`.
 pub struct DmaExecutor<S, B, M> {
     layout: RegionLayout<S>,
@@ -1143,6 +1182,7 @@ pub struct DmaExecutor<S, B, M> {
     payload: DeviceCredit,
     metadata: DeviceCredit,
     buf: M,
+    head: usize,
     len: usize,
     open_start: usize,
     held: usize,
@@ -1196,6 +1236,7 @@ where
             payload,
             metadata,
             buf,
+            head: 0,
             len: 0,
             open_start: 0,
             held: 0,
@@ -1333,14 +1374,19 @@ where
         if self.in_flight.is_some() {
             return Err(ExecError::Busy);
         }
-        let Some(end) = self.buf.batch_end()[..self.len].iter().position(|&e| e) else {
+        let (a, b) = self.positions(self.len);
+        let ends = self.buf.batch_end();
+        let Some(end) = ends[a].iter().chain(ends[b].iter()).position(|&e| e) else {
             return Ok(Next::Idle);
         };
         let records = end + 1;
         let slot_size = self.layout.slot_size();
+        let (a, b) = self.positions(records);
+        let queue = self.buf.records();
         let (slots, bytes) =
-            self.buf.records()[..records]
+            queue[a]
                 .iter()
+                .chain(queue[b].iter())
                 .fold((0u32, 0u32), |(s, b), r| {
                     // Cannot overflow: a closed batch is within one SF (a `u32` of bytes).
                     (s + slots_for(r.length, slot_size), b + r.length)
@@ -1391,21 +1437,35 @@ where
     /// The steps of the batch in flight.
     pub fn steps(&self) -> Result<Steps<'_, S>, ExecError> {
         let res = self.in_flight.ok_or(ExecError::NotStreaming)?;
-        let records = self
-            .buf
-            .records()
-            .get(..res.records as usize)
-            .ok_or(ExecError::Internal)?;
-        Steps::new(&self.layout, records, res).map_err(|_| ExecError::Internal)
+        let n = res.records as usize;
+        if n > self.len {
+            return Err(ExecError::Internal);
+        }
+        let (a, b) = self.positions(n);
+        let queue = self.buf.records();
+        Steps::split(&self.layout, &queue[a], &queue[b], res).map_err(|_| ExecError::Internal)
+    }
+
+    /// The index ranges of the queue's positions `..n` (`n <= Q`): up to the end of the
+    /// buffers, then from their start.
+    fn positions(&self, n: usize) -> (core::ops::Range<usize>, core::ops::Range<usize>) {
+        let q = self.buf.records().len();
+        let first = n.min(q - self.head);
+        (self.head..self.head + first, 0..n - first)
+    }
+
+    /// The index of the queue's position `i` (`i < Q`).
+    fn index(&self, i: usize) -> usize {
+        (self.head + i) % self.buf.records().len()
     }
 
     /// Ends the batch in flight after its steps were performed: drops its records.
     pub fn end_batch(&mut self) -> Result<Reservation, ExecError> {
         let res = self.in_flight.take().ok_or(ExecError::NotStreaming)?;
         let n = res.records as usize;
-        self.buf.records_mut().copy_within(n..self.len, 0);
-        self.buf.batch_end_mut().copy_within(n..self.len, 0);
-        // INVARIANT: the batch was closed, so it lies before `open_start`.
+        // INVARIANT: the batch was closed, so it lies before `open_start`; it leaves the ring's
+        // front.
+        self.head = self.index(n);
         self.len -= n;
         self.open_start -= n;
         self.stats.records += u64::from(res.records);
@@ -1438,16 +1498,17 @@ where
         Ok(())
     }
 
-    /// Appends a record to the pending queue and returns its index.
+    /// Appends a record to the pending queue and returns its position.
     fn append(&mut self, rec: ResultRecord) -> Result<usize, ExecError> {
         let at = self.len;
         if at >= self.buf.batch_end().len() {
             return Err(ExecError::Internal);
         }
-        match self.buf.records_mut().get_mut(at) {
+        let i = self.index(at);
+        match self.buf.records_mut().get_mut(i) {
             Some(r) => {
                 *r = rec;
-                self.buf.batch_end_mut()[at] = false;
+                self.buf.batch_end_mut()[i] = false;
                 self.len += 1;
                 Ok(at)
             }
@@ -1460,9 +1521,11 @@ where
         self.close_at(self.open_start + f.records as usize - 1);
     }
 
-    /// Marks record `last` as the end of a closed batch that spans the open batch up to it.
+    /// Marks the record at position `last` as the end of a closed batch that spans the open
+    /// batch up to it.
     fn close_at(&mut self, last: usize) {
-        if let Some(e) = self.buf.batch_end_mut().get_mut(last) {
+        let i = self.index(last);
+        if let Some(e) = self.buf.batch_end_mut().get_mut(i) {
             *e = true;
             self.open_start = last + 1;
         }
