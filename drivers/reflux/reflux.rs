@@ -243,23 +243,42 @@ module_param!(
     desc: "the throttle's floor: least share of the queue depth kept in flight, permille (125)"
 );
 
+// The extensions of the paper's scheme, each a switch (proto::sched, "Extensions").
+module_param!(
+    static SCHED_FLAP_BACKOFF: bool = SchedParams::DEFAULT.flap_backoff,
+    name: "sched_flap_backoff",
+    perm: 0o444,
+    desc: "not the paper's: an upload soon after the stage's offload is a flap, which doubles the time before it may be offloaded again (1; 0: the dwell alone, the paper's)"
+);
 module_param!(
     static SCHED_FLAP_WINDOW_MS: u32 = SchedParams::DEFAULT.flap_window_ms,
     name: "sched_flap_window_ms",
     perm: 0o444,
-    desc: "an upload this soon after the stage's offload is a flap, which doubles the time before it may be offloaded again, ms (1000; 0: no back-off)"
+    desc: "with sched_flap_backoff, an upload this soon after the stage's offload is a flap, ms (1000; 0: none is)"
 );
 module_param!(
     static SCHED_MAX_BACKOFF_MS: u32 = SchedParams::DEFAULT.max_backoff_ms,
     name: "sched_max_backoff_ms",
     perm: 0o444,
-    desc: "the longest a flapping stage is held on the host, ms (5000)"
+    desc: "with sched_flap_backoff, the longest a flapping stage is held on the host, ms (5000)"
+);
+module_param!(
+    static SCHED_LOOKAHEAD: bool = SchedParams::DEFAULT.lookahead,
+    name: "sched_lookahead",
+    perm: 0o444,
+    desc: "not the paper's: device stages are scored at the temperature projected for when an upload decided now would be done (1; 0: the temperature now, the paper's)"
 );
 module_param!(
     static SCHED_LOOKAHEAD_MAX_MS: u32 = SchedParams::DEFAULT.lookahead_max_ms,
     name: "sched_lookahead_max_ms",
     perm: 0o444,
-    desc: "device stages are scored at the temperature projected for when an upload decided now would be done, at most this far ahead, ms (500; 0: the temperature now)"
+    desc: "with sched_lookahead, the farthest ahead the temperature is projected, ms (500; 0: not at all)"
+);
+module_param!(
+    static SCHED_ENGINE_SHARE: bool = SchedParams::DEFAULT.engine_share,
+    name: "sched_engine_share",
+    perm: 0o444,
+    desc: "not the paper's: a stage's device queue counts in proportion to its share of the device engine's time (1; 0: the queue depth, the paper's)"
 );
 
 /// `migrate_drain_timeout_ms`, checked.
@@ -290,9 +309,12 @@ fn sched_params() -> Result<SchedParams> {
         headroom_temp_permille: SCHED_HEADROOM_TEMP.get(),
         headroom_util_permille: SCHED_HEADROOM_UTIL.get(),
         min_inflight_permille: SCHED_MIN_INFLIGHT.get(),
+        flap_backoff: SCHED_FLAP_BACKOFF.get(),
         flap_window_ms: SCHED_FLAP_WINDOW_MS.get(),
         max_backoff_ms: SCHED_MAX_BACKOFF_MS.get(),
+        lookahead: SCHED_LOOKAHEAD.get(),
         lookahead_max_ms: SCHED_LOOKAHEAD_MAX_MS.get(),
+        engine_share: SCHED_ENGINE_SHARE.get(),
         ..SchedParams::DEFAULT
     };
     p.validate().map_err(|e| {

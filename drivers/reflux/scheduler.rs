@@ -10,10 +10,11 @@
 //! - Device: the controller temperature (`TEMP_MILLI_C`) and the engine utilisation
 //!   (`CORE_UTIL_PERMILLE`), read over CXL.io as the paper's scheduler does. An actor's device
 //!   queue depth is the requests with its step still to run while it is on the device (the
-//!   routing table counts them), weighted by its share of the device's engine time over the
-//!   epoch (the `dev_busy_ns` the device adds up in each actor's shared state): the stages of
+//!   routing table counts them). Its share of the device's engine time over the epoch (the
+//!   `dev_busy_ns` the device adds up in each actor's shared state) goes with it, for the
+//!   engine-share weighting (`sched_engine_share`, `proto::sched::queue_depth`): the stages of
 //!   one pipeline all see the same requests, and the weight is what tells the compute-heavy
-//!   stage (LZ4) from the light one (crc32c), so that only the former is uploaded (§4.4).
+//!   stage (LZ4) from the light one (crc32c).
 //! - Host: the CPU time ReFlux spent running host-placed stages during the epoch, over the epoch
 //!   and the possible CPUs. Not the whole machine's utilisation: in the VM the software device's
 //!   engine cores are threads on the same CPUs, and counting them as host load would make the
@@ -100,6 +101,7 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
         side: crate::proto::pipeline::Side::Host,
         pinned: true,
         dev_queue: 0,
+        engine_share_permille: 0,
         inflight: 0,
         last_move_ns: None,
     }; MAX_LOGGED];
@@ -139,11 +141,12 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
             }
         }
         let total: u64 = delta.iter().sum();
-        let share = |id: u8| -> u64 {
+        let share = |id: u8| -> u32 {
             if total == 0 {
                 1000
             } else {
-                delta.get(usize::from(id)).map_or(0, |d| d * 1000 / total)
+                // At most 1000.
+                delta.get(usize::from(id)).map_or(0, |d| d * 1000 / total) as u32
             }
         };
         // The actors of the device's pipeline, as the routing table has them.
@@ -159,11 +162,11 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
                     side: a.side,
                     pinned: a.pinned,
                     dev_queue: if matches!(a.side, crate::proto::pipeline::Side::Device) {
-                        // At most `inflight`.
-                        (u64::from(a.inflight) * share(id) / 1000) as u32
+                        a.inflight
                     } else {
                         0
                     },
+                    engine_share_permille: share(id),
                     inflight: if matches!(a.side, crate::proto::pipeline::Side::Device) {
                         a.inflight.min(cores)
                     } else {

@@ -24,7 +24,8 @@
 //!   exposes it ([`Sample::host_freq_permille`]): the same work at half the maximum frequency
 //!   uses twice the share of what the CPUs could do (`U_host · 1000 / f`, at most 1000);
 //! - `Q_dev(a) = min(queue_depth(a) / q_full, 1)`: the actor's device-side queue depth, full at
-//!   `q_full` requests;
+//!   `q_full` requests ([`queue_depth`]: weighted by the actor's engine share with
+//!   [`SchedParams::engine_share`], below);
 //! - `α`, `β`, `γ`: weights in permille that sum to 1000, so that `S` is in `0..=1000` too. The
 //!   paper's 0.5, 0.3, 0.2 come from an offline grid search minimising P99 latency.
 //!
@@ -49,7 +50,12 @@
 //! - Pinned (compute-dominated, [`crate::abi::ACTOR_CLASS_COMPUTE`]) actors never move; their
 //!   scores are computed and logged all the same.
 //!
-//! # Flap back-off (ours; the paper has only the dwell)
+//! # Extensions
+//!
+//! Three extensions of the paper's scheme, each a named switch of [`SchedParams`]: with all of
+//! them off the scheme is the paper's.
+//!
+//! ## Flap back-off (`flap_backoff`; ours, the paper has only the dwell)
 //!
 //! An actor offloaded because the device had cooled may heat it past `θ` again within a fraction
 //! of a second: then the device cannot sustain that stage, and sending it back whenever the
@@ -59,9 +65,9 @@
 //! least time before it may be offloaded again) doubles, from twice the dwell, up to
 //! `max_backoff_ms`. An upload after a longer stay on the device resets the hold to the dwell.
 //! The hold applies to offloads only; uploads always take the plain dwell, so that a hot device
-//! is relieved as fast as before. `flap_window_ms = 0` turns the back-off off.
+//! is relieved as fast as before. With `flap_window_ms = 0` no upload is a flap.
 //!
-//! # Thermal lookahead (ours; the paper assumes a migration is instant)
+//! ## Thermal lookahead (`lookahead`; ours, the paper assumes a migration is instant)
 //!
 //! The threshold test looks at the temperature now, but an upload takes the stage off the
 //! device only once the device has drained the requests it holds, and the device keeps heating
@@ -86,8 +92,17 @@
 //! lookahead to be judged cool). The throttle test takes the projected score too: a device
 //! projected to overheat while the host is saturated is saturated as well. Before the first
 //! reported upload the horizon is the cap itself: the first upload errs early, not late. With
-//! `lookahead_max_ms = 0` the horizon is 0 and the scheme is the paper's. On a device whose
+//! `lookahead_max_ms = 0` the horizon is 0, as without the switch. On a device whose
 //! temperature moves by a degree a second the projection adds half a degree at most.
+//!
+//! ## Engine-share weighting (`engine_share`; ours, the paper has the queue depth alone)
+//!
+//! The stages of one pipeline see the same requests, so their device queues are alike and so
+//! are their scores: the paper's `Q_dev(a)` does not tell the stage that heats the device (LZ4)
+//! from a light one (crc32c) behind it, and the first in the slice moves first, the other one an
+//! epoch later. With the switch, an actor's queue counts in proportion to its share of the
+//! device engine's time over the epoch ([`ActorView::engine_share_permille`], which the device
+//! reports per actor): `queue · share / 1000`, so that only the compute-heavy stage reaches `θ`.
 //!
 //! # Throttling
 //!
@@ -186,14 +201,27 @@ pub struct SchedParams {
     pub dwell_ms: u32,
     /// The throttle's floor: the least in-flight fraction, in permille (`1..=1000`).
     pub min_inflight_permille: u32,
-    /// An upload this soon after the actor's offload is a flap, in milliseconds (at most
-    /// [`MAX_DWELL_MS`]; 0: no back-off).
+    /// The flap back-off (ours; see the module documentation): an upload soon after the actor's
+    /// offload lengthens the time before it may be offloaded again. Off: the dwell alone, as in
+    /// the paper.
+    pub flap_backoff: bool,
+    /// With `flap_backoff`, an upload this soon after the actor's offload is a flap, in
+    /// milliseconds (at most [`MAX_DWELL_MS`]; 0: none is).
     pub flap_window_ms: u32,
-    /// The longest offload hold a flap sets, in milliseconds (at most [`MAX_BACKOFF_MS`]).
+    /// With `flap_backoff`, the longest offload hold a flap sets, in milliseconds (at most
+    /// [`MAX_BACKOFF_MS`]).
     pub max_backoff_ms: u32,
-    /// The longest horizon of the thermal lookahead, in milliseconds (at most [`MAX_DWELL_MS`];
-    /// 0: no lookahead).
+    /// The thermal lookahead (ours; see the module documentation): a device-placed actor is
+    /// scored at the temperature projected for when its upload would be done. Off: at the
+    /// temperature now, as in the paper.
+    pub lookahead: bool,
+    /// With `lookahead`, the longest horizon of the projection, in milliseconds (at most
+    /// [`MAX_DWELL_MS`]; 0: none).
     pub lookahead_max_ms: u32,
+    /// Engine-share weighting (ours; see the module documentation): `Q_dev(a)` counts the
+    /// actor's device queue weighted by its share of the device engine's time
+    /// ([`ActorView::engine_share_permille`]). Off: the queue depth itself, as in the paper.
+    pub engine_share: bool,
 }
 
 impl SchedParams {
@@ -213,9 +241,12 @@ impl SchedParams {
         headroom_util_permille: 800,
         dwell_ms: 100,
         min_inflight_permille: 125,
+        flap_backoff: true,
         flap_window_ms: 1_000,
         max_backoff_ms: 5_000,
+        lookahead: true,
         lookahead_max_ms: 500,
+        engine_share: true,
     };
 
     /// Checks the parameters.
@@ -347,6 +378,10 @@ pub struct ActorView {
     pub pinned: bool,
     /// The actor's device-side queue depth, in requests.
     pub dev_queue: u32,
+    /// The actor's share of the device engine's time over the epoch, in permille (1000 when the
+    /// engine did no work: no actor is told from another). Weighs `dev_queue` with
+    /// [`SchedParams::engine_share`]; ignored otherwise.
+    pub engine_share_permille: u32,
     /// The requests a drain of the actor would wait for: those that need it and are in runs
     /// already started (a source refuses the runs it has not started; the driver counts at most
     /// one per engine core for a device-placed actor).
@@ -511,6 +546,17 @@ pub const fn q_dev_permille(params: &SchedParams, dev_queue: u32) -> u32 {
     }
 }
 
+/// The queue depth `Q_dev` counts for `actor`: its device queue, weighted by its share of the
+/// device engine's time with [`SchedParams::engine_share`] (a share above 1000 counts as 1000).
+pub const fn queue_depth(params: &SchedParams, actor: &ActorView) -> u32 {
+    if !params.engine_share {
+        return actor.dev_queue;
+    }
+    let share = clamp_permille(actor.engine_share_permille) as u64;
+    // At most `dev_queue`.
+    (actor.dev_queue as u64 * share / 1000) as u32
+}
+
 const fn clamp_permille(x: u32) -> u32 {
     if x > 1000 {
         1000
@@ -590,6 +636,16 @@ pub const fn project_milli_c(temp_milli_c: u32, slope_milli_c_per_s: i64, horizo
         MAX_MILLI_C
     } else {
         t as u32
+    }
+}
+
+/// The longest horizon of the thermal lookahead with `params`, in nanoseconds: 0 without
+/// [`SchedParams::lookahead`].
+const fn lookahead_cap_ns(params: &SchedParams) -> u64 {
+    if params.lookahead {
+        params.lookahead_max_ms as u64 * NS_PER_MS
+    } else {
+        0
     }
 }
 
@@ -690,7 +746,7 @@ impl Scheduler {
         self.observe(sample);
         let t_dev = t_dev_permille(params, sample.temp_milli_c);
         self.pace(sample);
-        let cap_ns = u64::from(params.lookahead_max_ms) * NS_PER_MS;
+        let cap_ns = lookahead_cap_ns(params);
         let horizon_ns = self.horizon_ns(params);
         // `T_dev` projected `h` ahead: at least `t_dev`.
         let project = |h: u64| {
@@ -722,7 +778,12 @@ impl Scheduler {
                 }
                 Side::Host => t_dev,
             };
-            let s = combine(params, t, u_host, q_dev_permille(params, a.dev_queue));
+            let s = combine(
+                params,
+                t,
+                u_host,
+                q_dev_permille(params, queue_depth(params, a)),
+            );
             if let Some(slot) = scores.get_mut(i) {
                 *slot = ActorScore {
                     id: a.id,
@@ -749,7 +810,7 @@ impl Scheduler {
                 Side::Host
                     if s < params.theta_low_permille
                         && headroom
-                        && movable(a, sample.now_ns, dwell_ns.max(self.hold_ns(a.id))) =>
+                        && movable(a, sample.now_ns, dwell_ns.max(self.hold_ns(params, a.id))) =>
                 {
                     offload = match offload {
                         Some(m) if m.score <= s => Some(m),
@@ -872,9 +933,10 @@ impl Scheduler {
     }
 
     /// The lookahead's horizon with `params`, in nanoseconds: the time uploads took plus four
-    /// times its deviation, at most `lookahead_max_ms`; the cap before the first upload.
+    /// times its deviation, at most `lookahead_max_ms`; the cap before the first upload; 0
+    /// without [`SchedParams::lookahead`].
     pub fn horizon_ns(&self, params: &SchedParams) -> u64 {
-        let cap = u64::from(params.lookahead_max_ms) * NS_PER_MS;
+        let cap = lookahead_cap_ns(params);
         match self.upload {
             // At most `5 · max`: no overflow.
             Some((mean, dev)) => (mean + 4 * dev).min(cap),
@@ -893,16 +955,23 @@ impl Scheduler {
         self.upload
     }
 
-    /// The offload hold of actor `id`, in nanoseconds (0: none beyond the dwell).
-    fn hold_ns(&self, id: u8) -> u64 {
+    /// The offload hold of actor `id` with `params`, in nanoseconds (0: none beyond the dwell,
+    /// as always without [`SchedParams::flap_backoff`]).
+    fn hold_ns(&self, params: &SchedParams, id: u8) -> u64 {
+        if !params.flap_backoff {
+            return 0;
+        }
         self.hold_ms
             .get(usize::from(id))
             .map_or(0, |h| u64::from(*h) * NS_PER_MS)
     }
 
     /// Updates the offload hold of `a`, which is being uploaded at `now_ns`; returns the new hold
-    /// if the upload is a flap.
+    /// if the upload is a flap (never without [`SchedParams::flap_backoff`]).
     fn note_upload(&mut self, params: &SchedParams, a: &ActorView, now_ns: u64) -> Option<u32> {
+        if !params.flap_backoff {
+            return None;
+        }
         let hold = self.hold_ms.get_mut(usize::from(a.id))?;
         let window = u64::from(params.flap_window_ms) * NS_PER_MS;
         let flap = match move_age(a, now_ns) {

@@ -5,14 +5,31 @@
 use proptest::prelude::*;
 use reflux_proto::pipeline::Side;
 use reflux_proto::sched::{
-    project_milli_c, q_dev_permille, score, t_dev_permille, u_host_permille, ActorScore, ActorView,
-    Move, Sample, SchedError, SchedParams, Scheduler, MAX_BACKOFF_MS, MAX_DWELL_MS, MAX_LOGGED,
-    MAX_SLOPE_MILLI_C_PER_S, MAX_TRACKED,
+    project_milli_c, q_dev_permille, queue_depth, score, t_dev_permille, u_host_permille,
+    ActorScore, ActorView, Move, Sample, SchedError, SchedParams, Scheduler, MAX_BACKOFF_MS,
+    MAX_DWELL_MS, MAX_LOGGED, MAX_SLOPE_MILLI_C_PER_S, MAX_TRACKED,
 };
 use reflux_proto::thermal::{MAX_MILLI_C, OCP_THROTTLE_MILLI_C};
 
 const MS: u64 = 1_000_000;
 const P: SchedParams = SchedParams::DEFAULT;
+/// The defaults with the flap back-off on, for the tests of the back-off.
+const FLAP: SchedParams = SchedParams {
+    flap_backoff: true,
+    ..P
+};
+/// The defaults with the thermal lookahead on, for the tests of the lookahead.
+const LA: SchedParams = SchedParams {
+    lookahead: true,
+    ..P
+};
+/// Every extension of the paper's scheme on.
+const ALL: SchedParams = SchedParams {
+    flap_backoff: true,
+    lookahead: true,
+    engine_share: true,
+    ..P
+};
 
 fn sample(now_ns: u64, temp_milli_c: u32, host_util_permille: u32) -> Sample {
     Sample {
@@ -31,6 +48,7 @@ fn actor(id: u8, side: Side, dev_queue: u32) -> ActorView {
         side,
         pinned: false,
         dev_queue,
+        engine_share_permille: 1000,
         inflight: 0,
         last_move_ns: None,
     }
@@ -480,6 +498,51 @@ fn ties_go_to_the_first_actor() {
 }
 
 #[test]
+fn engine_share_tells_the_heavy_stage_from_the_light_one() {
+    // Two stages of one pipeline on a device at 70 °C (T 833), the host 30 % busy, the same 32
+    // requests queued for both; the second took 90 % of the engine's time, the first 10 %.
+    let mut light = actor(1, Side::Device, 32);
+    light.engine_share_permille = 100;
+    let mut heavy = actor(2, Side::Device, 32);
+    heavy.engine_share_permille = 900;
+    let smp = sample(0, 70_000, 300);
+    let off = SchedParams {
+        engine_share: false,
+        ..ALL
+    };
+    let on = SchedParams {
+        engine_share: true,
+        ..P
+    };
+    // Without the weighting both queues are full: 416 + 90 + 200 = 706 each, and the tie goes
+    // to the first, the light stage.
+    assert_eq!(
+        (queue_depth(&off, &light), queue_depth(&off, &heavy)),
+        (32, 32)
+    );
+    let d = Scheduler::new().step(&off, &smp, &[light, heavy]);
+    assert_eq!(d.migrate, upload(1, 706));
+    assert_eq!(d.scores()[1].score, 706);
+    // With it, 3 and 28 requests count (Q 93 and 875): 525 stays below θ, 681 is uploaded.
+    assert_eq!(
+        (queue_depth(&on, &light), queue_depth(&on, &heavy)),
+        (3, 28)
+    );
+    let d = Scheduler::new().step(&on, &smp, &[light, heavy]);
+    assert_eq!(d.migrate, upload(2, 681));
+    assert_eq!(d.scores()[0].score, 525);
+    // A share above 1000 counts as 1000, a share of 0 leaves nothing, and 1000 (what the driver
+    // reports when the engine did no work) counts the whole queue.
+    heavy.engine_share_permille = u32::MAX;
+    assert_eq!(queue_depth(&on, &heavy), 32);
+    heavy.engine_share_permille = 0;
+    assert_eq!(queue_depth(&on, &heavy), 0);
+    heavy.dev_queue = u32::MAX;
+    heavy.engine_share_permille = 1000;
+    assert_eq!(queue_depth(&on, &heavy), u32::MAX);
+}
+
+#[test]
 fn upload_wins_over_offload_and_the_lowest_offload_wins() {
     // With the defaults an upload and an offload cannot both be due (their scores differ by at
     // most γ = 200 < θ - θ_low); narrow the band.
@@ -790,17 +853,21 @@ proptest! {
     /// in-flight fraction stays between the floor and 1000.
     #[test]
     fn any_run_obeys_the_rules(
-        views in proptest::collection::vec((any::<bool>(), any::<bool>(), 0u32..64), 1..10),
+        views in proptest::collection::vec((any::<bool>(), any::<bool>(), 0u32..64, 0u32..1100), 1..10),
         epochs in proptest::collection::vec((30_000u32..90_000, 0u32..1100, 0u32..1100), 1..100),
+        extended in any::<bool>(),
     ) {
+        // The paper's scheme, or every extension on.
+        let p = if extended { ALL } else { P };
         let mut actors: Vec<ActorView> = views
             .iter()
             .enumerate()
-            .map(|(i, &(device, pinned, q))| ActorView {
+            .map(|(i, &(device, pinned, q, share))| ActorView {
                 id: i as u8,
                 side: if device { Side::Device } else { Side::Host },
                 pinned,
                 dev_queue: q,
+                engine_share_permille: share,
                 inflight: q,
                 last_move_ns: None,
             })
@@ -811,8 +878,8 @@ proptest! {
             let now = (i as u64 + 1) * 10 * MS;
             let smp = Sample { now_ns: now, temp_milli_c: temp, dev_util_permille: dev_util,
                 host_util_permille: host_util, host_freq_permille: None , finished: 0};
-            let d = s.step(&P, &smp, &actors);
-            prop_assert!((P.min_inflight_permille..=1000).contains(&d.inflight_permille));
+            let d = s.step(&p, &smp, &actors);
+            prop_assert!((p.min_inflight_permille..=1000).contains(&d.inflight_permille));
             prop_assert_eq!(d.scores().len(), actors.len().min(MAX_LOGGED));
             if let Some(m) = d.migrate {
                 moves += 1;
@@ -820,24 +887,24 @@ proptest! {
                 prop_assert!(!a.pinned);
                 prop_assert_eq!(a.side, m.to.other());
                 // An upload is judged at the projected temperature, never below the measured.
-                let measured = score(&P, &smp, a.dev_queue);
+                let measured = score(&p, &smp, queue_depth(&p, a));
                 if m.to == Side::Host {
                     prop_assert!(m.score >= measured);
                 } else {
                     prop_assert_eq!(m.score, measured);
                 }
                 if let Some(last) = a.last_move_ns {
-                    prop_assert!(now - last >= u64::from(P.dwell_ms) * MS);
+                    prop_assert!(now - last >= u64::from(p.dwell_ms) * MS);
                 }
                 match m.to {
                     Side::Host => {
-                        prop_assert!(m.score > P.theta_permille);
-                        prop_assert!(host_util < P.host_saturated_permille);
+                        prop_assert!(m.score > p.theta_permille);
+                        prop_assert!(host_util < p.host_saturated_permille);
                     }
                     Side::Device => {
-                        prop_assert!(m.score < P.theta_low_permille);
-                        prop_assert!(d.t_dev_permille < P.headroom_temp_permille);
-                        prop_assert!(dev_util < P.headroom_util_permille);
+                        prop_assert!(m.score < p.theta_low_permille);
+                        prop_assert!(d.t_dev_permille < p.headroom_temp_permille);
+                        prop_assert!(dev_util < p.headroom_util_permille);
                     }
                 }
                 prop_assert!(!d.throttle || m.to == Side::Device);
@@ -880,14 +947,14 @@ fn flaps_double_the_offload_hold_up_to_the_cap() {
     let mut actors = [actor(1, Side::Device, 32)];
     let mut t = 1_000 * MS;
     // The first upload has no offload before it: no flap.
-    let d = s.step(&P, &sample(t, 77_000, 300), &actors);
+    let d = s.step(&FLAP, &sample(t, 77_000, 300), &actors);
     assert_eq!((d.migrate, d.hold_ms), (upload(1, 790), None));
     apply(&mut actors, d.migrate, t);
-    let mut hold = P.dwell_ms;
+    let mut hold = FLAP.dwell_ms;
     for expect in [200, 400, 800, 1_600, 3_200, 5_000, 5_000] {
         // Offloaded once its hold has passed, uploaded again 150 ms later: a flap.
         t += u64::from(hold) * MS;
-        let d = offload_then_upload(&mut s, &P, &mut actors, t, 150);
+        let d = offload_then_upload(&mut s, &FLAP, &mut actors, t, 150);
         t += 150 * MS;
         assert_eq!(d.hold_ms, Some(expect));
         assert_eq!(s.hold_ms(1), expect);
@@ -896,7 +963,7 @@ fn flaps_double_the_offload_hold_up_to_the_cap() {
         actors[0].dev_queue = 0;
         let before = t + u64::from(hold) * MS - MS;
         assert_eq!(
-            s.step(&P, &sample(before, 40_000, 300), &actors).migrate,
+            s.step(&FLAP, &sample(before, 40_000, 300), &actors).migrate,
             None
         );
     }
@@ -907,16 +974,16 @@ fn flaps_double_the_offload_hold_up_to_the_cap() {
 fn a_long_stay_on_the_device_resets_the_hold() {
     let mut s = Scheduler::new();
     let mut actors = [actor(1, Side::Host, 0)];
-    let d = offload_then_upload(&mut s, &P, &mut actors, 1_000 * MS, 100);
+    let d = offload_then_upload(&mut s, &FLAP, &mut actors, 1_000 * MS, 100);
     assert_eq!(d.hold_ms, Some(200));
     // Offloaded after its hold, it stays a whole flap window: no flap, back to the dwell.
     let t = 1_300 * MS;
-    let d = offload_then_upload(&mut s, &P, &mut actors, t, 1_000);
+    let d = offload_then_upload(&mut s, &FLAP, &mut actors, t, 1_000);
     assert_eq!(d.hold_ms, None);
     assert_eq!(s.hold_ms(1), 0);
     actors[0].dev_queue = 0;
     let up = t + 1_000 * MS;
-    let d = s.step(&P, &sample(up + 100 * MS, 40_000, 300), &actors);
+    let d = s.step(&FLAP, &sample(up + 100 * MS, 40_000, 300), &actors);
     assert_eq!(d.migrate, offload(1, 149));
     assert_eq!(s.flaps(), 1);
 }
@@ -925,7 +992,7 @@ fn a_long_stay_on_the_device_resets_the_hold() {
 fn a_zero_flap_window_turns_the_back_off_off() {
     let p = SchedParams {
         flap_window_ms: 0,
-        ..P
+        ..FLAP
     };
     let mut s = Scheduler::new();
     let mut actors = [actor(1, Side::Host, 0)];
@@ -939,10 +1006,36 @@ fn a_zero_flap_window_turns_the_back_off_off() {
 }
 
 #[test]
+fn without_its_switch_a_flap_holds_nothing() {
+    let off = SchedParams {
+        flap_backoff: false,
+        ..FLAP
+    };
+    for (p, hold) in [(FLAP, Some(200)), (off, None)] {
+        let mut s = Scheduler::new();
+        let mut actors = [actor(1, Side::Host, 0)];
+        // Uploaded at 1.1 s, 100 ms after its offload: a flap, with the back-off.
+        let d = offload_then_upload(&mut s, &p, &mut actors, 1_000 * MS, 100);
+        assert_eq!(d.hold_ms, hold);
+        assert_eq!(s.flaps(), u64::from(hold.is_some()));
+        assert!(!d.to_string().contains("flap") || hold.is_some());
+        // A dwell later, the device cool: offloaded at once without the back-off, held with it.
+        actors[0].dev_queue = 0;
+        let d = s.step(&p, &sample(1_200 * MS, 40_000, 300), &actors);
+        let want = if hold.is_some() {
+            None
+        } else {
+            offload(1, 149)
+        };
+        assert_eq!(d.migrate, want, "flap_backoff {}", p.flap_backoff);
+    }
+}
+
+#[test]
 fn the_cap_bounds_the_hold_and_untracked_ids_get_none() {
     let p = SchedParams {
         max_backoff_ms: 150,
-        ..P
+        ..FLAP
     };
     let mut s = Scheduler::new();
     let mut actors = [actor(1, Side::Host, 0)];
@@ -952,7 +1045,7 @@ fn the_cap_bounds_the_hold_and_untracked_ids_get_none() {
     let id = MAX_TRACKED as u8;
     let mut a = [actor(id, Side::Device, 32)];
     a[0].last_move_ns = Some(900 * MS);
-    let d = s.step(&P, &sample(1_000 * MS, 77_000, 300), &a);
+    let d = s.step(&FLAP, &sample(1_000 * MS, 77_000, 300), &a);
     assert_eq!((d.migrate, d.hold_ms), (upload(id, 790), None));
     assert_eq!(s.hold_ms(id), 0);
 }
@@ -962,11 +1055,11 @@ fn flap_parameters_are_validated_and_logged() {
     for bad in [
         SchedParams {
             flap_window_ms: MAX_DWELL_MS + 1,
-            ..P
+            ..FLAP
         },
         SchedParams {
             max_backoff_ms: MAX_BACKOFF_MS + 1,
-            ..P
+            ..FLAP
         },
     ] {
         assert_eq!(bad.validate(), Err(SchedError::Backoff));
@@ -975,19 +1068,19 @@ fn flap_parameters_are_validated_and_logged() {
         SchedParams {
             flap_window_ms: 0,
             max_backoff_ms: 0,
-            ..P
+            ..FLAP
         },
         SchedParams {
             flap_window_ms: MAX_DWELL_MS,
             max_backoff_ms: MAX_BACKOFF_MS,
-            ..P
+            ..FLAP
         },
     ] {
         assert_eq!(good.validate(), Ok(()));
     }
     let mut s = Scheduler::new();
     let mut actors = [actor(1, Side::Host, 0)];
-    let d = offload_then_upload(&mut s, &P, &mut actors, 1_000 * MS, 100);
+    let d = offload_then_upload(&mut s, &FLAP, &mut actors, 1_000 * MS, 100);
     let line = d.to_string();
     assert!(
         line.contains("move=1:dev->host(s=790) flap hold=200ms scores="),
@@ -1076,10 +1169,10 @@ fn a_learned_upload_time_brings_a_heating_device_s_upload_forward() {
     // T_dev 880 (71.96 °C) on. The device heats by 0.5 °C per 10 ms epoch (50 °C/s), and the
     // last of 16 epochs sees 65.5 °C (T_dev 726, S 553).
     let actors = [actor(1, Side::Device, 16)];
-    let p = P;
+    let p = LA;
     let off = SchedParams {
         lookahead_max_ms: 0,
-        ..P
+        ..LA
     };
     let mut plain = Scheduler::new();
     let d = heat(&mut plain, &off, &actors, 1_000 * MS, 58_000, 500, 16);
@@ -1111,12 +1204,42 @@ fn a_learned_upload_time_brings_a_heating_device_s_upload_forward() {
     for (cap, moves) in [(0, false), (50, false), (500, true)] {
         let q = SchedParams {
             lookahead_max_ms: cap,
-            ..P
+            ..LA
         };
         let mut s = learned(200 * MS);
         let d = heat(&mut s, &q, &actors, 1_000 * MS, 58_000, 500, 16);
         assert_eq!(d.migrate.is_some(), moves, "cap {cap}");
     }
+}
+
+#[test]
+fn without_its_switch_the_temperature_is_not_projected() {
+    // The case above that the lookahead uploads (uploads took 200 ms, the device heats at
+    // 50 °C/s), with the switch off and the cap left at 500 ms: scored at 65.5 °C, S 553.
+    let actors = [actor(1, Side::Device, 16)];
+    let off = SchedParams {
+        lookahead: false,
+        ..LA
+    };
+    assert_eq!(off.lookahead_max_ms, 500);
+    let mut s = learned(200 * MS);
+    assert_eq!((s.horizon_ns(&LA), s.horizon_ns(&off)), (200 * MS, 0));
+    let d = heat(&mut s, &off, &actors, 1_000 * MS, 58_000, 500, 16);
+    assert_eq!(s.slope_milli_c_per_s(), 49_331);
+    assert_eq!((d.t_dev_permille, d.t_proj_permille), (726, 726));
+    assert_eq!(d.scores()[0].score, 553);
+    assert_eq!(d.migrate, None);
+    // Nor before any upload was measured, when the horizon would be the cap.
+    let d = heat(
+        &mut Scheduler::new(),
+        &off,
+        &actors,
+        1_000 * MS,
+        58_000,
+        500,
+        16,
+    );
+    assert_eq!((d.t_proj_permille, d.migrate), (726, None));
 }
 
 #[test]
@@ -1127,7 +1250,7 @@ fn a_cooling_device_and_host_placed_actors_see_the_measured_temperature() {
     let mut d = None;
     for i in 0..10u32 {
         d = Some(s.step(
-            &P,
+            &LA,
             &sample(u64::from(i) * 10 * MS, 70_000 - i * 500, 300),
             &dev,
         ));
@@ -1140,9 +1263,12 @@ fn a_cooling_device_and_host_placed_actors_see_the_measured_temperature() {
     // (With a device-placed actor beside it, whose projection the decision shows.)
     let host = [actor(2, Side::Host, 0), actor(3, Side::Device, 0)];
     let mut s = Scheduler::new();
-    let d = heat(&mut s, &P, &host, 0, 30_000, 1_000, 11);
+    let d = heat(&mut s, &LA, &host, 0, 30_000, 1_000, 11);
     assert!(d.t_proj_permille > d.t_dev_permille);
-    assert_eq!(d.migrate, offload(2, score(&P, &sample(0, 40_000, 300), 0)));
+    assert_eq!(
+        d.migrate,
+        offload(2, score(&LA, &sample(0, 40_000, 300), 0))
+    );
 }
 
 /// A scheduler that saw `n` uploads of `ns` each: their deviation has decayed to nothing.
@@ -1159,14 +1285,14 @@ fn learned(ns: u64) -> Scheduler {
 fn the_horizon_is_the_mean_upload_time_plus_four_deviations() {
     let long = SchedParams {
         lookahead_max_ms: MAX_DWELL_MS,
-        ..P
+        ..LA
     };
     let mut s = Scheduler::new();
     // The first: the deviation is half of it.
     s.learn_upload_ns(200 * MS);
     assert_eq!(s.upload_ns(), Some((200 * MS, 100 * MS)));
     assert_eq!(s.horizon_ns(&long), 600 * MS);
-    assert_eq!(s.horizon_ns(&P), 500 * MS);
+    assert_eq!(s.horizon_ns(&LA), 500 * MS);
     // (3 · 200 + 100) / 4 and (3 · 100 + |200 − 100|) / 4.
     s.learn_upload_ns(100 * MS);
     assert_eq!(s.upload_ns(), Some((175 * MS, 100 * MS)));
@@ -1182,7 +1308,7 @@ fn the_horizon_is_the_mean_upload_time_plus_four_deviations() {
     // A measured zero is a zero horizon, not an unknown one.
     let mut z = Scheduler::new();
     z.learn_upload_ns(0);
-    assert_eq!((z.upload_ns(), z.horizon_ns(&P)), (Some((0, 0)), 0));
+    assert_eq!((z.upload_ns(), z.horizon_ns(&LA)), (Some((0, 0)), 0));
     // Absurd times are bounded.
     let mut s = Scheduler::new();
     for _ in 0..64 {
@@ -1198,13 +1324,13 @@ fn the_horizon_is_the_mean_upload_time_plus_four_deviations() {
 fn the_lookahead_cap_is_validated_and_logged() {
     let bad = SchedParams {
         lookahead_max_ms: MAX_DWELL_MS + 1,
-        ..P
+        ..LA
     };
     assert_eq!(bad.validate(), Err(SchedError::Lookahead));
     assert!(!SchedError::Lookahead.to_string().is_empty());
     let good = SchedParams {
         lookahead_max_ms: MAX_DWELL_MS,
-        ..P
+        ..LA
     };
     assert_eq!(good.validate(), Ok(()));
 }
@@ -1221,13 +1347,13 @@ proptest! {
         let actors = [actor(1, Side::Device, 8), actor(2, Side::Host, 0)];
         for &(now, temp, up) in &steps {
             s.learn_upload_ns(up);
-            let d = s.step(&P, &sample(now, temp, 300), &actors);
+            let d = s.step(&LA, &sample(now, temp, 300), &actors);
             prop_assert!(d.t_dev_permille <= d.t_proj_permille && d.t_proj_permille <= 1000);
             prop_assert!(s.slope_milli_c_per_s().abs() <= MAX_SLOPE_MILLI_C_PER_S);
             let max = u64::from(MAX_DWELL_MS) * MS;
             let (mean, dev) = s.upload_ns().unwrap();
             prop_assert!(mean <= max && dev <= max);
-            prop_assert!(s.horizon_ns(&P) <= u64::from(P.lookahead_max_ms) * MS);
+            prop_assert!(s.horizon_ns(&LA) <= u64::from(LA.lookahead_max_ms) * MS);
         }
     }
 }
@@ -1278,7 +1404,7 @@ fn a_full_device_queue_lengthens_that_actor_s_horizon() {
             finished: u64::from(i),
             ..sample(t, 58_000 + i * 500, 300)
         };
-        d = Some(s.step(&P, &smp, &actors));
+        d = Some(s.step(&LA, &smp, &actors));
     }
     let d = d.unwrap();
     assert_eq!(s.drain_ns(32), Some(320 * MS));
@@ -1287,6 +1413,9 @@ fn a_full_device_queue_lengthens_that_actor_s_horizon() {
     let s1 = d.scores()[0].score;
     let s2 = d.scores()[1].score;
     assert_eq!(d.migrate, upload(1, s1));
-    assert!(s1 > P.theta_permille && s2 < P.theta_permille, "{s1} {s2}");
+    assert!(
+        s1 > LA.theta_permille && s2 < LA.theta_permille,
+        "{s1} {s2}"
+    );
     assert_eq!(d.t_proj_permille, 1000);
 }
