@@ -248,7 +248,7 @@ module_param!(
     static SCHED_FLAP_BACKOFF: bool = SchedParams::DEFAULT.flap_backoff,
     name: "sched_flap_backoff",
     perm: 0o444,
-    desc: "not the paper's: an upload soon after the stage's offload is a flap, which doubles the time before it may be offloaded again (1; 0: the dwell alone, the paper's)"
+    desc: "1: the flap back-off (not the paper's): an upload soon after the stage's offload is a flap, which doubles the time before it may be offloaded again (0: the dwell alone, the paper's)"
 );
 module_param!(
     static SCHED_FLAP_WINDOW_MS: u32 = SchedParams::DEFAULT.flap_window_ms,
@@ -266,7 +266,7 @@ module_param!(
     static SCHED_LOOKAHEAD: bool = SchedParams::DEFAULT.lookahead,
     name: "sched_lookahead",
     perm: 0o444,
-    desc: "not the paper's: device stages are scored at the temperature projected for when an upload decided now would be done (1; 0: the temperature now, the paper's)"
+    desc: "1: the thermal lookahead (not the paper's): device stages are scored at the temperature projected for when an upload decided now would be done (0: the temperature now, the paper's)"
 );
 module_param!(
     static SCHED_LOOKAHEAD_MAX_MS: u32 = SchedParams::DEFAULT.lookahead_max_ms,
@@ -278,7 +278,7 @@ module_param!(
     static SCHED_ENGINE_SHARE: bool = SchedParams::DEFAULT.engine_share,
     name: "sched_engine_share",
     perm: 0o444,
-    desc: "not the paper's: a stage's device queue counts in proportion to its share of the device engine's time (1; 0: the queue depth, the paper's)"
+    desc: "1: engine-share weighting (not the paper's): a stage's device queue counts in proportion to its share of the device engine's time (0: the queue depth, the paper's)"
 );
 
 /// `migrate_drain_timeout_ms`, checked.

@@ -52,8 +52,8 @@
 //!
 //! # Extensions
 //!
-//! Three extensions of the paper's scheme, each a named switch of [`SchedParams`]: with all of
-//! them off the scheme is the paper's.
+//! Three extensions of the paper's scheme, each a named switch of [`SchedParams`], off by
+//! default: with all of them off the scheme is the paper's.
 //!
 //! ## Flap back-off (`flap_backoff`; ours, the paper has only the dwell)
 //!
@@ -99,8 +99,9 @@
 //!
 //! The stages of one pipeline see the same requests, so their device queues are alike and so
 //! are their scores: the paper's `Q_dev(a)` does not tell the stage that heats the device (LZ4)
-//! from a light one (crc32c) behind it, and the first in the slice moves first, the other one an
-//! epoch later. With the switch, an actor's queue counts in proportion to its share of the
+//! from a light one behind it (crc32c, whose queue also holds the requests still to pass LZ4),
+//! and the light one, scoring at least as high, may move first, the heavy one an epoch later.
+//! With the switch, an actor's queue counts in proportion to its share of the
 //! device engine's time over the epoch ([`ActorView::engine_share_permille`], which the device
 //! reports per actor): `queue · share / 1000`, so that only the compute-heavy stage reaches `θ`.
 //!
@@ -118,19 +119,23 @@
 //!
 //! # Defaults
 //!
-//! [`SchedParams::DEFAULT`]: a 10 ms epoch; `α`, `β`, `γ` = 500, 300, 200; ambient 35 °C,
-//! throttle 77 °C, a full queue of 32 requests; `θ` = 650, `θ_low` = 400; the host is saturated at
-//! 950; the device has headroom below `T_dev` 500 (56 °C) and 800 engine utilisation; a 100 ms
-//! dwell; throttling down to 125; a flap is an upload within 1 s of the offload, and the offload
-//! hold grows to at most 5 s; the lookahead horizon is at most 500 ms.
+//! [`SchedParams::DEFAULT`] is the paper's scheme: a 10 ms epoch; `α`, `β`, `γ` = 500, 300, 200;
+//! a 100 ms dwell; none of the extensions above (the temperature now, the dwell alone, the
+//! actor's own queue depth). What the paper does not give is ours: ambient 35 °C, throttle
+//! 77 °C, a full queue of 32 requests; `θ` = 650, `θ_low` = 400; the host is saturated at 950;
+//! the device has headroom below `T_dev` 500 (56 °C) and 800 engine utilisation; throttling
+//! down to 125. The extensions' own values, used only when they are switched on: a flap is an
+//! upload within 1 s of the offload and the offload hold grows to at most 5 s; the lookahead's
+//! horizon is at most 500 ms.
 //!
 //! Then, with the host 30 % busy, a device-placed actor with a full queue is uploaded from
-//! 65.3 °C on (`T_dev` ≥ 722), well before the device throttles at 77 °C; with a half-full queue
-//! from 73.7 °C; an actor with an empty queue is not uploaded at all. Back on the host (empty
-//! device queue), it is offloaded again once the device cools below 56 °C (the headroom), about
-//! 0.7 s of idling with the thermal model's defaults: the gap between 65 °C and 56 °C is what
-//! keeps it from flapping. With a saturated host (95 %) and a full queue, the throttle engages
-//! from 48.9 °C (`T_dev` ≥ 332).
+//! 65.324 °C on (`T_dev` ≥ 722), well before the device throttles at 77 °C; with a half-full
+//! queue from 73.724 °C (`T_dev` ≥ 922); an actor with an empty queue is not uploaded at all
+//! (`S` ≤ 500 + 90). Back on the host (empty device queue), it is offloaded again once the
+//! device cools below 56 °C (the headroom): 0.74 s of idling from 65.324 °C with the thermal
+//! model's defaults (`τ · ln(30.3 / 21)`), the gap between 65 °C and 56 °C is what keeps it
+//! from flapping. With a saturated host (95 %) and a full queue, the throttle engages from
+//! 48.944 °C (`T_dev` ≥ 332). The host test `the_defaults_worked_example` computes these.
 
 use core::fmt;
 
@@ -241,12 +246,12 @@ impl SchedParams {
         headroom_util_permille: 800,
         dwell_ms: 100,
         min_inflight_permille: 125,
-        flap_backoff: true,
+        flap_backoff: false,
         flap_window_ms: 1_000,
         max_backoff_ms: 5_000,
-        lookahead: true,
+        lookahead: false,
         lookahead_max_ms: 500,
-        engine_share: true,
+        engine_share: false,
     };
 
     /// Checks the parameters.

@@ -9,7 +9,7 @@ use reflux_proto::sched::{
     ActorScore, ActorView, Move, Sample, SchedError, SchedParams, Scheduler, MAX_BACKOFF_MS,
     MAX_DWELL_MS, MAX_LOGGED, MAX_SLOPE_MILLI_C_PER_S, MAX_TRACKED,
 };
-use reflux_proto::thermal::{MAX_MILLI_C, OCP_THROTTLE_MILLI_C};
+use reflux_proto::thermal::{Thermal, ThermalParams, MAX_MILLI_C, OCP_THROTTLE_MILLI_C};
 
 const MS: u64 = 1_000_000;
 const P: SchedParams = SchedParams::DEFAULT;
@@ -81,14 +81,22 @@ fn apply(actors: &mut [ActorView], m: Option<Move>, now_ns: u64) {
 }
 
 #[test]
-fn defaults_are_valid_and_documented() {
+fn defaults_are_the_paper_s() {
     assert_eq!(P, SchedParams::default());
     assert_eq!(P.validate(), Ok(()));
+    // §4.4: 10 ms epochs, S = 0.5·T + 0.3·U + 0.2·Q, 100 ms before an actor is reconsidered.
     assert_eq!(P.epoch_ms, 10);
     assert_eq!(
         (P.alpha_permille, P.beta_permille, P.gamma_permille),
         (500, 300, 200)
     );
+    assert_eq!(P.dwell_ms, 100);
+    // None of our extensions: the temperature now, the dwell alone, the queue depth itself.
+    assert_eq!(
+        (P.lookahead, P.flap_backoff, P.engine_share),
+        (false, false, false)
+    );
+    // The values the paper does not give.
     assert_eq!(P.ambient_milli_c, 35_000);
     assert_eq!(P.throttle_milli_c, OCP_THROTTLE_MILLI_C);
     assert_eq!(P.q_full, 32);
@@ -98,16 +106,67 @@ fn defaults_are_valid_and_documented() {
         (P.headroom_temp_permille, P.headroom_util_permille),
         (500, 800)
     );
-    assert_eq!(P.dwell_ms, 100);
     assert_eq!(P.min_inflight_permille, 125);
+    // The extensions' own values, used only when switched on.
     assert_eq!((P.flap_window_ms, P.max_backoff_ms), (1_000, 5_000));
     assert_eq!(P.lookahead_max_ms, 500);
     let s = Scheduler::new();
     assert_eq!((s.slope_milli_c_per_s(), s.upload_ns()), (0, None));
-    assert_eq!(s.horizon_ns(&P), 500 * MS);
+    assert_eq!(s.horizon_ns(&P), 0);
+    assert_eq!(s.horizon_ns(&LA), 500 * MS);
     assert_eq!(s, Scheduler::default());
     assert_eq!(s.inflight_permille(), 1000);
     assert_eq!((s.epochs(), s.moves(), s.throttled_epochs()), (0, 0, 0));
+    // The queue depth is the actor's own, whatever its engine share.
+    let mut a = actor(1, Side::Device, 20);
+    a.engine_share_permille = 100;
+    assert_eq!(queue_depth(&P, &a), 20);
+}
+
+/// The worked example of the module documentation ("Defaults"), computed.
+#[test]
+fn the_defaults_worked_example() {
+    // The lowest temperature at which a device-placed actor with `queue` requests is uploaded
+    // (or the host saturated, throttled), with the host `host` permille busy.
+    let above_theta = |queue: u32, host: u32| {
+        (35_000..=MAX_MILLI_C).find(|&t| score(&P, &sample(0, t, host), queue) > P.theta_permille)
+    };
+    // Host 30 % busy: a full queue from 65.324 °C (T_dev 722), half a queue from 73.724 °C
+    // (T_dev 922), an empty one never (at most 500 + 90).
+    assert_eq!(above_theta(32, 300), Some(65_324));
+    assert_eq!(t_dev_permille(&P, 65_324), 722);
+    assert_eq!(above_theta(16, 300), Some(73_724));
+    assert_eq!(t_dev_permille(&P, 73_724), 922);
+    assert_eq!(above_theta(0, 300), None);
+    let d = Scheduler::new().step(&P, &sample(0, 65_324, 300), &[actor(1, Side::Device, 32)]);
+    assert_eq!(d.migrate, upload(1, 651));
+    // Host 95 % busy (saturated): a full queue throttles from 48.944 °C (T_dev 332).
+    assert_eq!(above_theta(32, 950), Some(48_944));
+    assert_eq!(t_dev_permille(&P, 48_944), 332);
+    let d = Scheduler::new().step(&P, &sample(0, 48_944, 950), &[actor(1, Side::Device, 32)]);
+    assert!(d.throttle && d.migrate.is_none());
+    let d = Scheduler::new().step(&P, &sample(0, 48_943, 950), &[actor(1, Side::Device, 32)]);
+    assert!(!d.throttle);
+    // Uploaded at 65.324 °C, the stage leaves the device idle: with the thermal model's
+    // defaults it cools below the headroom, 56 °C, and the stage (its device queue empty) is
+    // offloaded after this long.
+    let mut dev = Thermal::new(ThermalParams::DEFAULT).unwrap();
+    dev.set_temp_milli_c(65_324);
+    let mut s = Scheduler::new();
+    let mut a = actor(1, Side::Host, 0);
+    a.last_move_ns = Some(0);
+    let mut t = 0;
+    let d = loop {
+        t += 10 * MS;
+        dev.tick(10_000, 0);
+        let d = s.step(&P, &sample(t, dev.temp_milli_c(), 300), &[a]);
+        if d.migrate.is_some() || t > 10_000 * MS {
+            break d;
+        }
+    };
+    // 0.74 s (τ · ln(30.324 / 21) = 0.735 s), at 55.965 °C: T_dev 499, S 249 + 90.
+    assert_eq!((t / MS, dev.temp_milli_c()), (740, 55_965));
+    assert_eq!(d.migrate, offload(1, 339));
 }
 
 #[test]
