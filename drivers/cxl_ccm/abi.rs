@@ -552,8 +552,9 @@ pub const TREG_MBOX_RET: usize = 0x98;
 /// Tenant register `credit_blocked` (RO, u64, since 1.2). Device writes (release): 0 while it can
 /// stream; [`CREDIT_BLOCKED`] ORed with the heads it last read from the credit line (metadata
 /// head's low 31 bits in bits 32..63, payload head in bits 0..32) when a result waits for credit
-/// those heads do not give. The host compares the heads with the ones it stored: if they are
-/// equal, nothing more can arrive before it releases (the deadlock test of `WAIT`).
+/// those heads do not give, written only once every batch streamed before is visible in host
+/// memory. The host compares the heads with the ones it stored: if they are equal, nothing more
+/// can arrive before it releases (the deadlock test of `WAIT`).
 pub const TREG_CREDIT_BLOCKED: usize = 0xA0;
 /// [`TREG_CREDIT_BLOCKED`]: the device is waiting for credit.
 pub const CREDIT_BLOCKED: u64 = 1 << 63;

@@ -1016,6 +1016,12 @@ impl Tenant {
                 }
             }
         };
+        // A blocked device says so only once every batch it streamed has landed: the host
+        // takes "blocked at the heads I published" to mean that nothing more can arrive before
+        // it releases (the deadlock test of WAIT). On PCIe the register read that sees the
+        // state cannot pass the device's earlier posted writes; holding the state back until
+        // the tails are delivered keeps that order here.
+        let blocked = if self.posted.is_empty() { blocked } else { 0 };
         if blocked != self.credit_blocked {
             self.credit_blocked = blocked;
             let at = abi::tenant_regs_offset(self.index) + abi::TREG_CREDIT_BLOCKED;
