@@ -3,6 +3,7 @@
 //!
 //! Usage: `ccm-bench --log OUT/bench-run/tests.log --out OUT/bench` (what `make bench` runs).
 
+mod headline;
 mod input;
 mod predict;
 mod ratio;
@@ -119,7 +120,7 @@ fn outputs(raw: &[Run]) -> (String, Vec<(String, String)>) {
     // configuration.
     let mut runs = report::merge(raw);
     report::attach_ratios(&mut runs, raw);
-    let table = report::table(&runs);
+    let table = report::table(&runs) + &headline::text(raw);
     let summary: Vec<String> = runs.iter().map(|r| format!("  {}", r.to_json())).collect();
     let mut files = vec![
         (
