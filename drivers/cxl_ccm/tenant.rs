@@ -1472,10 +1472,16 @@ impl Tenant {
             .regs
             .try_read64(abi::tenant_regs_offset(self.index) + abi::TREG_CREDIT_BLOCKED)?;
         // Blocked under older heads is not enough: the device has yet to read the new ones.
-        Ok(
-            blocked
-                == abi::credit_blocked(st.md_pub.published().raw(), st.pl_pub.published().raw()),
-        )
+        if blocked != abi::credit_blocked(st.md_pub.published().raw(), st.pl_pub.published().raw())
+        {
+            return Ok(false);
+        }
+        // Records may have arrived between the scan above and this read, and filled the rings
+        // that the device is now blocked on. It states "blocked" only once what it streamed
+        // is visible (on PCIe the register read cannot pass its earlier posted writes), so a
+        // second scan sees them: only if they are still too few is it a deadlock.
+        core.scan_locked(&mut st)?;
+        Ok(core.ready_after(head) < min)
     }
 
     /// Asks the poller to poll until records arrive or the lease ([`POLL_LEASE_NS`]) ends.
