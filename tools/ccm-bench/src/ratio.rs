@@ -77,7 +77,7 @@ pub fn paired(num: &[(u32, f64)], den: &[(u32, f64)], seed: u64) -> Option<Ratio
 }
 
 /// The `p` quantile of sorted `xs` (linear between the nearest ranks).
-fn percentile(xs: &[f64], p: f64) -> f64 {
+pub fn percentile(xs: &[f64], p: f64) -> f64 {
     let at = p * (xs.len() - 1) as f64;
     let (i, frac) = (at.floor() as usize, at.fract());
     match xs.get(i + 1) {
@@ -87,10 +87,10 @@ fn percentile(xs: &[f64], p: f64) -> f64 {
 }
 
 /// A small deterministic generator: the same runs give the same intervals.
-struct XorShift(u64);
+pub struct XorShift(pub u64);
 
 impl XorShift {
-    fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
