@@ -359,7 +359,7 @@ impl Show for Sched {
         let p = &self.dev.sched_params;
         writeln!(
             out,
-            "epoch_ms {} alpha {} beta {} gamma {} theta {} theta_low {} dwell_ms {} q_full {} host_saturated {} headroom_temp {} headroom_util {} engine_share {} flap_backoff {} flap_window_ms {} max_backoff_ms {} lookahead {} lookahead_max_ms {}",
+            "epoch_ms {} alpha {} beta {} gamma {} theta {} theta_low {} dwell_ms {} q_full {} host_saturated {} headroom_temp {} headroom_util {} u_reflux_only {} engine_share {} flap_backoff {} flap_window_ms {} max_backoff_ms {} lookahead {} lookahead_max_ms {}",
             p.epoch_ms,
             p.alpha_permille,
             p.beta_permille,
@@ -371,6 +371,7 @@ impl Show for Sched {
             p.host_saturated_permille,
             p.headroom_temp_permille,
             p.headroom_util_permille,
+            u8::from(p.u_reflux_only),
             u8::from(p.engine_share),
             u8::from(p.flap_backoff),
             p.flap_window_ms,

@@ -280,6 +280,12 @@ module_param!(
     perm: 0o444,
     desc: "1: engine-share weighting (not the paper's): a stage's device queue counts in proportion to its share of the device engine's time (0: the queue depth, the paper's)"
 );
+module_param!(
+    static SCHED_U_REFLUX_ONLY: bool = SchedParams::DEFAULT.u_reflux_only,
+    name: "sched_u_reflux_only",
+    perm: 0o444,
+    desc: "1: the host's load is the CPU time of ReFlux's host stages (not the paper's; 0: the busy fraction of the host's CPUs, isolated ones excepted, the paper's)"
+);
 
 /// `migrate_drain_timeout_ms`, checked.
 fn drain_timeout_ms() -> Result<u32> {
@@ -315,6 +321,7 @@ fn sched_params() -> Result<SchedParams> {
         lookahead: SCHED_LOOKAHEAD.get(),
         lookahead_max_ms: SCHED_LOOKAHEAD_MAX_MS.get(),
         engine_share: SCHED_ENGINE_SHARE.get(),
+        u_reflux_only: SCHED_U_REFLUX_ONLY.get(),
         ..SchedParams::DEFAULT
     };
     p.validate().map_err(|e| {

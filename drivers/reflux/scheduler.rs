@@ -15,10 +15,22 @@
 //!   engine-share weighting (`sched_engine_share`, `proto::sched::queue_depth`): the stages of
 //!   one pipeline all see the same requests, and the weight is what tells the compute-heavy
 //!   stage (LZ4) from the light one (crc32c).
-//! - Host: the CPU time ReFlux spent running host-placed stages during the epoch, over the epoch
-//!   and the possible CPUs. Not the whole machine's utilisation: in the VM the software device's
-//!   engine cores are threads on the same CPUs, and counting them as host load would make the
-//!   host look busy exactly when the device works. Where cpufreq manages the CPUs, the
+//! - Host: the paper's host CPU utilisation, the busy fraction of the host's CPUs over the
+//!   epoch: the CPU time the kernel accounted to anything but idle and iowait (user, nice,
+//!   system, irq, softirq, steal; `kernel::cpustat`) over the CPUs general work runs on, those
+//!   online and not isolated (`isolcpus=`, `nohz_full=`, an isolated cpuset). The benchmark's
+//!   `REFLUX_DEVCPU=1` isolates CPU 1 (`isolcpus=1`) and pins the software device's threads
+//!   (and this one) there: the host is CPU 0 then, and the device's work is not counted as the
+//!   host's, as a real device's cores would not be. Without it the software device's
+//!   engine threads share the host's CPUs and count as host load: the host looks busy when the
+//!   device works. `sched_u_reflux_only` (ours, off by default) counts instead the CPU time
+//!   ReFlux spent running host-placed stages, over the epoch and the possible CPUs. Unless the
+//!   kernel accounts CPU time precisely (`CONFIG_VIRT_CPU_ACCOUNTING_GEN`, not in our kernels),
+//!   it does so at the tick, 4 ms at `HZ=250`: a 10 ms epoch holds two or three ticks per CPU,
+//!   so on one or two CPUs the measure moves in steps of a sixth to a half and is right only
+//!   on average. An epoch
+//!   in which no counter moved, or one went backwards (a CPU went offline), keeps the last
+//!   measure; a CPU coming online skews one epoch. Where cpufreq manages the CPUs, the
 //!   utilisation is scaled by their current frequency in permille of their hardware maximum
 //!   (`kernel::cpufreq_quick`; `proto::sched::u_host_permille`); the VM's CPUs have no cpufreq
 //!   driver, so there it is taken as measured, and the decision log shows no `host_freq`. RAPL
@@ -32,6 +44,7 @@
 use core::sync::atomic::Ordering;
 
 use kernel::{
+    cpustat::{self, CpuTime},
     kthread::{self, KThread},
     prelude::*,
     shared_mem::SharedMem,
@@ -40,7 +53,9 @@ use kernel::{
 
 use crate::abi;
 use crate::actor::exec::now_ns;
-use crate::proto::sched::{ActorView, Decision, Sample, SchedParams, Scheduler, MAX_LOGGED};
+use crate::proto::sched::{
+    busy_permille, ActorView, Decision, Sample, SchedParams, Scheduler, MAX_LOGGED,
+};
 use crate::queue::RefluxDev;
 
 /// Decisions kept for the `sched` file.
@@ -73,6 +88,37 @@ pub(crate) fn possible_cpus() -> u64 {
     u64::from(kernel::cpu::nr_cpu_ids().max(1))
 }
 
+/// The busy fraction of the host's CPUs from one epoch to the next (see the module
+/// documentation).
+struct HostLoad {
+    last: CpuTime,
+    permille: u32,
+}
+
+impl HostLoad {
+    fn new() -> Self {
+        Self {
+            last: cpustat::housekeeping_time(),
+            permille: 0,
+        }
+    }
+
+    /// The busy fraction since the last call, in permille; the last one if no counter moved or
+    /// one went backwards.
+    fn sample(&mut self) -> u32 {
+        let now = cpustat::housekeeping_time();
+        let busy = now.busy_ns.checked_sub(self.last.busy_ns);
+        let idle = now.idle_ns.checked_sub(self.last.idle_ns);
+        if let (Some(busy), Some(idle)) = (busy, idle) {
+            if let Some(p) = busy_permille(busy, idle) {
+                self.permille = p;
+            }
+        }
+        self.last = now;
+        self.permille
+    }
+}
+
 /// Starts the scheduler thread of `dev`.
 pub(crate) fn start(dev: Arc<RefluxDev>, params: SchedParams) -> Result<KThread> {
     let d = dev.clone();
@@ -90,6 +136,7 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
     let epoch_us = u64::from(params.epoch_ms) * 1000;
     let mut busy0 = dev.host_busy_ns.load(Ordering::Relaxed);
     let mut t0 = now_ns();
+    let mut host = HostLoad::new();
     let mut busy_prev = [0u64; crate::actor::control::MAX_ACTORS];
     // A drain waits only for the runs the source started: at most one per engine core.
     let cores = dev
@@ -113,7 +160,7 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
         let now = now_ns();
         let busy = dev.host_busy_ns.load(Ordering::Relaxed);
         let span = now.saturating_sub(t0).max(1) * possible_cpus();
-        let host_util = (busy.saturating_sub(busy0).saturating_mul(1000) / span).min(1000);
+        let reflux_util = (busy.saturating_sub(busy0).saturating_mul(1000) / span).min(1000);
         (busy0, t0) = (busy, now);
         let reg = |o: usize| {
             dev.regs
@@ -124,8 +171,9 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
             now_ns: now,
             temp_milli_c: reg(abi::REG_TEMP_MILLI_C),
             dev_util_permille: reg(abi::REG_CORE_UTIL_PERMILLE).min(1000),
+            host_util_permille: host.sample(),
             // At most 1000 (above).
-            host_util_permille: host_util as u32,
+            reflux_util_permille: reflux_util as u32,
             // At most `nr_cpu_ids`, a `u32` in C.
             host_freq_permille: kernel::cpufreq_quick::permille_of_max(possible_cpus() as u32),
             finished: dev.stats.completed.load(Ordering::Relaxed),

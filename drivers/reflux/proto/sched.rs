@@ -20,9 +20,11 @@
 //!
 //! - `T_dev = (temp − ambient) / (throttle − ambient)`, clamped to `0..=1000`: the normalised
 //!   device temperature, 0 at ambient and 1000 at the OCP throttling threshold (77 °C);
-//! - `U_host`: the host CPU utilisation, scaled by the host's frequency where the platform
-//!   exposes it ([`Sample::host_freq_permille`]): the same work at half the maximum frequency
-//!   uses twice the share of what the CPUs could do (`U_host · 1000 / f`, at most 1000);
+//! - `U_host`: the host CPU utilisation, the busy fraction of the host's CPUs over the epoch
+//!   ([`Sample::host_util_permille`], [`busy_permille`]), scaled by the host's frequency where
+//!   the platform exposes it ([`Sample::host_freq_permille`]): the same work at half the
+//!   maximum frequency uses twice the share of what the CPUs could do (`U_host · 1000 / f`, at
+//!   most 1000);
 //! - `Q_dev(a) = min(queue_depth(a) / q_full, 1)`: the actor's device-side queue depth, full at
 //!   `q_full` requests ([`queue_depth`]: weighted by the actor's engine share with
 //!   [`SchedParams::engine_share`], below);
@@ -52,7 +54,7 @@
 //!
 //! # Extensions
 //!
-//! Three extensions of the paper's scheme, each a named switch of [`SchedParams`], off by
+//! Four extensions of the paper's scheme, each a named switch of [`SchedParams`], off by
 //! default: with all of them off the scheme is the paper's.
 //!
 //! ## Flap back-off (`flap_backoff`; ours, the paper has only the dwell)
@@ -105,6 +107,14 @@
 //! device engine's time over the epoch ([`ActorView::engine_share_permille`], which the device
 //! reports per actor): `queue · share / 1000`, so that only the compute-heavy stage reaches `θ`.
 //!
+//! ## ReFlux-only host load (`u_reflux_only`; ours, the paper has the host's utilisation)
+//!
+//! Where the device is emulated by threads on the host's own CPUs (the software device in a
+//! VM), the host's utilisation counts the device's work too, and the host looks busy exactly
+//! when the device works. With the switch `U_host` is the CPU time ReFlux's host-placed stages
+//! used over the epoch and the CPUs ([`Sample::reflux_util_permille`]) instead: the load an
+//! upload adds to, not what else runs.
+//!
 //! # Throttling
 //!
 //! When both sides are saturated (a device-placed actor scores above `θ`, but the host is
@@ -121,12 +131,12 @@
 //!
 //! [`SchedParams::DEFAULT`] is the paper's scheme: a 10 ms epoch; `α`, `β`, `γ` = 500, 300, 200;
 //! a 100 ms dwell; none of the extensions above (the temperature now, the dwell alone, the
-//! actor's own queue depth). What the paper does not give is ours: ambient 35 °C, throttle
-//! 77 °C, a full queue of 32 requests; `θ` = 650, `θ_low` = 400; the host is saturated at 950;
-//! the device has headroom below `T_dev` 500 (56 °C) and 800 engine utilisation; throttling
-//! down to 125. The extensions' own values, used only when they are switched on: a flap is an
-//! upload within 1 s of the offload and the offload hold grows to at most 5 s; the lookahead's
-//! horizon is at most 500 ms.
+//! actor's own queue depth, the host's utilisation). What the paper does not give is ours:
+//! ambient 35 °C, throttle 77 °C, a full queue of 32 requests; `θ` = 650, `θ_low` = 400; the
+//! host is saturated at 950; the device has headroom below `T_dev` 500 (56 °C) and 800 engine
+//! utilisation; throttling down to 125. The extensions' own values, used only when they are
+//! switched on: a flap is an upload within 1 s of the offload and the offload hold grows to at
+//! most 5 s; the lookahead's horizon is at most 500 ms.
 //!
 //! Then, with the host 30 % busy, a device-placed actor with a full queue is uploaded from
 //! 65.324 °C on (`T_dev` ≥ 722), well before the device throttles at 77 °C; with a half-full
@@ -227,6 +237,10 @@ pub struct SchedParams {
     /// actor's device queue weighted by its share of the device engine's time
     /// ([`ActorView::engine_share_permille`]). Off: the queue depth itself, as in the paper.
     pub engine_share: bool,
+    /// ReFlux-only host load (ours; see the module documentation): `U_host` is the CPU time of
+    /// ReFlux's own host-placed stages ([`Sample::reflux_util_permille`]). Off: the busy
+    /// fraction of the host's CPUs ([`Sample::host_util_permille`]), as in the paper.
+    pub u_reflux_only: bool,
 }
 
 impl SchedParams {
@@ -252,6 +266,7 @@ impl SchedParams {
         lookahead: false,
         lookahead_max_ms: 500,
         engine_share: false,
+        u_reflux_only: false,
     };
 
     /// Checks the parameters.
@@ -362,8 +377,12 @@ pub struct Sample {
     pub temp_milli_c: u32,
     /// The device's engine core utilisation, in permille (the `CORE_UTIL_PERMILLE` register).
     pub dev_util_permille: u32,
-    /// The host CPU utilisation, in permille.
+    /// The host CPU utilisation: the busy fraction of the host's CPUs over the epoch, in
+    /// permille.
     pub host_util_permille: u32,
+    /// The CPU time ReFlux's host-placed stages used over the epoch, in permille of the epoch
+    /// times the CPUs: `U_host` with [`SchedParams::u_reflux_only`].
+    pub reflux_util_permille: u32,
     /// The host CPUs' current frequency in permille of their maximum (cpufreq), where the
     /// platform exposes it; `None` (or 0) where it does not, and `U_host` is taken as it is.
     pub host_freq_permille: Option<u32>,
@@ -570,10 +589,16 @@ const fn clamp_permille(x: u32) -> u32 {
     }
 }
 
-/// `U_host`: the host utilisation of `sample`, scaled by its frequency where given, in permille
+/// `U_host`: the host utilisation of `sample` (ReFlux's own with
+/// [`SchedParams::u_reflux_only`]), scaled by its frequency where given, in permille
 /// (`0..=1000`). A frequency of 0 or above 1000 is taken as not given or as the maximum.
-pub const fn u_host_permille(sample: &Sample) -> u32 {
-    let u = clamp_permille(sample.host_util_permille) as u64;
+pub const fn u_host_permille(params: &SchedParams, sample: &Sample) -> u32 {
+    let u = if params.u_reflux_only {
+        sample.reflux_util_permille
+    } else {
+        sample.host_util_permille
+    };
+    let u = clamp_permille(u) as u64;
     let u = match sample.host_freq_permille {
         Some(f) if f > 0 && f < 1000 => u * 1000 / f as u64,
         _ => u,
@@ -583,6 +608,26 @@ pub const fn u_host_permille(sample: &Sample) -> u32 {
     } else {
         u as u32
     }
+}
+
+/// The busy fraction of an interval in which CPUs were busy for `busy_ns` and idle for
+/// `idle_ns`, in permille; `None` if neither counter moved (no tick in the interval).
+pub const fn busy_permille(busy_ns: u64, idle_ns: u64) -> Option<u32> {
+    // Times beyond `LIMIT` (weeks, not an epoch's) are scaled down rather than overflow: no
+    // 128-bit division, which a kernel module cannot link.
+    const LIMIT: u64 = u64::MAX / 2000;
+    let (busy, idle) = if busy_ns > LIMIT || idle_ns > LIMIT {
+        (busy_ns >> 20, idle_ns >> 20)
+    } else {
+        (busy_ns, idle_ns)
+    };
+    // Each at most `LIMIT`: the sum and `busy · 1000` fit.
+    let total = busy + idle;
+    if total == 0 {
+        return None;
+    }
+    // At most 1000.
+    Some((busy * 1000 / total) as u32)
 }
 
 /// `S = (α · T_dev + β · U_host + γ · Q_dev) / 1000` from its normalised terms.
@@ -607,7 +652,7 @@ pub const fn score(params: &SchedParams, sample: &Sample, dev_queue: u32) -> u32
     combine(
         params,
         t_dev_permille(params, sample.temp_milli_c),
-        u_host_permille(sample),
+        u_host_permille(params, sample),
         q_dev_permille(params, dev_queue),
     )
 }
@@ -759,7 +804,7 @@ impl Scheduler {
         };
         // The highest projection a device-placed actor was scored at.
         let mut t_proj = t_dev;
-        let u_host = u_host_permille(sample);
+        let u_host = u_host_permille(params, sample);
         let dev_util = clamp_permille(sample.dev_util_permille);
         let host_free = u_host < params.host_saturated_permille;
         let headroom =

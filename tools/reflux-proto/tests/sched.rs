@@ -5,9 +5,9 @@
 use proptest::prelude::*;
 use reflux_proto::pipeline::Side;
 use reflux_proto::sched::{
-    project_milli_c, q_dev_permille, queue_depth, score, t_dev_permille, u_host_permille,
-    ActorScore, ActorView, Move, Sample, SchedError, SchedParams, Scheduler, MAX_BACKOFF_MS,
-    MAX_DWELL_MS, MAX_LOGGED, MAX_SLOPE_MILLI_C_PER_S, MAX_TRACKED,
+    busy_permille, project_milli_c, q_dev_permille, queue_depth, score, t_dev_permille,
+    u_host_permille, ActorScore, ActorView, Move, Sample, SchedError, SchedParams, Scheduler,
+    MAX_BACKOFF_MS, MAX_DWELL_MS, MAX_LOGGED, MAX_SLOPE_MILLI_C_PER_S, MAX_TRACKED,
 };
 use reflux_proto::thermal::{Thermal, ThermalParams, MAX_MILLI_C, OCP_THROTTLE_MILLI_C};
 
@@ -28,15 +28,18 @@ const ALL: SchedParams = SchedParams {
     flap_backoff: true,
     lookahead: true,
     engine_share: true,
+    u_reflux_only: true,
     ..P
 };
 
+/// A sample in which the host's utilisation and ReFlux's own are alike.
 fn sample(now_ns: u64, temp_milli_c: u32, host_util_permille: u32) -> Sample {
     Sample {
         now_ns,
         temp_milli_c,
         dev_util_permille: 0,
         host_util_permille,
+        reflux_util_permille: host_util_permille,
         host_freq_permille: None,
         finished: 0,
     }
@@ -91,10 +94,11 @@ fn defaults_are_the_paper_s() {
         (500, 300, 200)
     );
     assert_eq!(P.dwell_ms, 100);
-    // None of our extensions: the temperature now, the dwell alone, the queue depth itself.
+    // None of our extensions: the temperature now, the dwell alone, the queue depth itself, the
+    // host's utilisation.
     assert_eq!(
-        (P.lookahead, P.flap_backoff, P.engine_share),
-        (false, false, false)
+        (P.lookahead, P.flap_backoff, P.engine_share, P.u_reflux_only),
+        (false, false, false, false)
     );
     // The values the paper does not give.
     assert_eq!(P.ambient_milli_c, 35_000);
@@ -602,6 +606,60 @@ fn engine_share_tells_the_heavy_stage_from_the_light_one() {
 }
 
 #[test]
+fn u_reflux_only_counts_reflux_s_own_host_time() {
+    // The device at 77 °C (T 1000), one device-placed actor with a full queue; the host's CPUs
+    // 96 % busy (the software device's threads among them), ReFlux's host stages 10 %.
+    let smp = Sample {
+        reflux_util_permille: 100,
+        ..sample(0, 77_000, 960)
+    };
+    let actors = [actor(1, Side::Device, 32)];
+    let on = SchedParams {
+        u_reflux_only: true,
+        ..P
+    };
+    let off = SchedParams {
+        u_reflux_only: false,
+        ..ALL
+    };
+    // Without the switch the host is saturated: no upload, the throttle engages.
+    assert_eq!(u_host_permille(&off, &smp), 960);
+    let d = Scheduler::new().step(&off, &smp, &actors);
+    assert_eq!(
+        (d.migrate, d.throttle, d.u_host_permille),
+        (None, true, 960)
+    );
+    // With it the host has room: S = 500 + 30 + 200.
+    assert_eq!(u_host_permille(&on, &smp), 100);
+    let d = Scheduler::new().step(&on, &smp, &actors);
+    assert_eq!((d.migrate, d.throttle), (upload(1, 730), false));
+    // The frequency scales either.
+    let slow = Sample {
+        host_freq_permille: Some(500),
+        ..smp
+    };
+    assert_eq!(
+        (u_host_permille(&on, &slow), u_host_permille(&off, &slow)),
+        (200, 1000)
+    );
+}
+
+#[test]
+fn the_busy_fraction_of_an_interval() {
+    assert_eq!(busy_permille(0, 0), None);
+    assert_eq!(busy_permille(0, 8), Some(0));
+    assert_eq!(busy_permille(1, 3), Some(250));
+    assert_eq!(busy_permille(2, 1), Some(666));
+    assert_eq!(busy_permille(5, 0), Some(1000));
+    // Ticks of 4 ms over 10 ms on two CPUs: five ticks, three of them busy.
+    assert_eq!(busy_permille(12_000_000, 8_000_000), Some(600));
+    // Absurd times are scaled down, not overflowed.
+    assert_eq!(busy_permille(1 << 62, 3 << 62), Some(250));
+    assert_eq!(busy_permille(u64::MAX, u64::MAX), Some(500));
+    assert_eq!(busy_permille(u64::MAX, 0), Some(1000));
+}
+
+#[test]
 fn upload_wins_over_offload_and_the_lowest_offload_wins() {
     // With the defaults an upload and an offload cannot both be due (their scores differ by at
     // most γ = 200 < θ - θ_low); narrow the band.
@@ -663,6 +721,7 @@ fn offload_needs_headroom_and_a_low_score() {
             temp_milli_c: temp,
             dev_util_permille: dev_util,
             host_util_permille: host_util,
+            reflux_util_permille: host_util,
             host_freq_permille: None,
             finished: 0,
         };
@@ -796,6 +855,7 @@ fn decisions_print_as_one_line() {
             temp_milli_c: 70_000,
             dev_util_permille: 1500,
             host_util_permille: 300,
+            reflux_util_permille: 300,
             host_freq_permille: None,
             finished: 0,
         },
@@ -858,6 +918,7 @@ fn invalid_parameters_are_safe() {
                 temp_milli_c: u32::MAX,
                 dev_util_permille: u32::MAX,
                 host_util_permille: u32::MAX,
+                reflux_util_permille: u32::MAX,
                 host_freq_permille: Some(i as u32),
                 finished: 0,
             };
@@ -912,8 +973,10 @@ proptest! {
     /// in-flight fraction stays between the floor and 1000.
     #[test]
     fn any_run_obeys_the_rules(
-        views in proptest::collection::vec((any::<bool>(), any::<bool>(), 0u32..64, 0u32..1100), 1..10),
-        epochs in proptest::collection::vec((30_000u32..90_000, 0u32..1100, 0u32..1100), 1..100),
+        views in proptest::collection::vec(
+            (any::<bool>(), any::<bool>(), 0u32..64, 0u32..1100), 1..10),
+        epochs in proptest::collection::vec(
+            (30_000u32..90_000, 0u32..1100, 0u32..1100, 0u32..1100), 1..100),
         extended in any::<bool>(),
     ) {
         // The paper's scheme, or every extension on.
@@ -933,10 +996,11 @@ proptest! {
             .collect();
         let mut s = Scheduler::new();
         let mut moves = 0;
-        for (i, &(temp, dev_util, host_util)) in epochs.iter().enumerate() {
+        for (i, &(temp, dev_util, host_util, reflux_util)) in epochs.iter().enumerate() {
             let now = (i as u64 + 1) * 10 * MS;
             let smp = Sample { now_ns: now, temp_milli_c: temp, dev_util_permille: dev_util,
-                host_util_permille: host_util, host_freq_permille: None , finished: 0};
+                host_util_permille: host_util, reflux_util_permille: reflux_util,
+                host_freq_permille: None , finished: 0};
             let d = s.step(&p, &smp, &actors);
             prop_assert!((p.min_inflight_permille..=1000).contains(&d.inflight_permille));
             prop_assert_eq!(d.scores().len(), actors.len().min(MAX_LOGGED));
@@ -958,7 +1022,7 @@ proptest! {
                 match m.to {
                     Side::Host => {
                         prop_assert!(m.score > p.theta_permille);
-                        prop_assert!(host_util < p.host_saturated_permille);
+                        prop_assert!(u_host_permille(&p, &smp) < p.host_saturated_permille);
                     }
                     Side::Device => {
                         prop_assert!(m.score < p.theta_low_permille);
@@ -1150,11 +1214,14 @@ fn flap_parameters_are_validated_and_logged() {
 #[test]
 fn a_slower_host_counts_as_busier() {
     let at = |util, freq| {
-        u_host_permille(&Sample {
-            host_freq_permille: freq,
-            finished: 0,
-            ..sample(0, 35_000, util)
-        })
+        u_host_permille(
+            &P,
+            &Sample {
+                host_freq_permille: freq,
+                finished: 0,
+                ..sample(0, 35_000, util)
+            },
+        )
     };
     // Not exposed, 0, the maximum or above: as measured.
     assert_eq!(at(300, None), 300);
