@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use crate::json::{obj, Json};
 use crate::log::{Bench, Fields, Migration, Paradigm, Sample, Value, PARADIGMS};
-use crate::plot::{Plot, Rule, Series};
+use crate::plot::{Plot, Rule, Scale, Series};
 use crate::stats::{self, Dist};
 
 /// The scheduling epoch migration costs are compared with.
@@ -576,6 +576,7 @@ impl<'a> Report<'a> {
                     .iter()
                     .map(|x| (x.t_ms / 1000.0, y(x)))
                     .collect(),
+                ..Series::default()
             })
             .collect()
     }
@@ -660,8 +661,8 @@ impl<'a> Report<'a> {
             .chain(std::iter::once(&target_us))
             .filter(|v| **v > 0.0)
             .fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(*v), b.max(*v)));
-        plot.x_log = hi / lo > 100.0;
-        if plot.x_log {
+        if hi / lo > 100.0 {
+            plot.x_scale = Scale::Log10;
             plot.x_label = "microseconds (logarithmic)".into();
         }
         plot.series = vec![
@@ -669,11 +670,13 @@ impl<'a> Report<'a> {
                 name: "move: ckpt+handover+rebuild".into(),
                 colour: colour("C"),
                 points: cdf(moved),
+                ..Series::default()
             },
             Series {
                 name: "drain".into(),
                 colour: DRAIN,
                 points: cdf(drain),
+                ..Series::default()
             },
         ];
         plot.svg()
