@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! reflux-bench: turns the reflux paradigm benchmark's lines of a VM test log into results,
-//! a table and SVG plots, and fails if a paradigm's data did not verify.
+//! a table and SVG plots, and fails if a paradigm's or a sweep point's data did not verify.
 //!
 //! Usage: `reflux-bench --log OUT/.../tests.log --out DIR`.
 
@@ -10,14 +10,24 @@ use std::{path::PathBuf, process::ExitCode};
 const USAGE: &str = "\
 usage: reflux-bench --log TESTS.LOG --out DIR
 
-Reads the '##reflux-bench' lines of the log (one begin/end block per paradigm A, B
-and C, with sample, migration and fio lines; other lines are ignored) and writes into
-DIR: results.json (every sample and migration, and per paradigm the steady MB/s over
-the second half of the run, temperatures, throttling, migration time percentiles;
-the ratios C/B and C/A and the paper's targets), table.txt, throughput.svg,
-temperature.svg and migrations.svg.
-Exits 1 if a line is malformed (naming it), no paradigm ran, or a paradigm's fio
-verify was not ok; 2 for a usage error. The targets are reported, not enforced.";
+Reads the '##reflux-bench' lines of the log and writes into DIR. A begin/end
+block holds one round of one paradigm (begin P round=R; P is A, B, Bq, C, H or
+a variant of C, C+NAME; no round= is round 1) with sample, migration and fio
+lines; point lines, outside the blocks, are the sweeps' (suite=bs|keys|qd);
+other lines are ignored.
+results.json: every sample and migration; per paradigm and round the steady
+MB/s over the second half of the run, temperatures, throttling, the collapse
+from the best second of the first half; over the rounds their means with 95 %
+bootstrap intervals, the peak temperatures, the migrations' phases per
+direction (also divided by the dilation calib_guest_ns/calib_host_ns if the
+log gives it); the ratios C/B, C/A, C/H, C/Bq and each C+NAME/C of the mean
+steady MB/s, paired by round; the sweeps' means over the reps and C/B, C/H per
+point; the paper's targets. Also table.txt (a row per round and paradigm),
+throughput.svg, temperature.svg and migrations.svg, and for the sweeps that
+ran bs_sweep.svg, keys.svg and qd_cpu.svg.
+Exits 1 if a line is malformed (naming it), no paradigm ran, or a round's fio
+verify or a sweep point's verify was not ok; 2 for a usage error. The targets
+are reported, not enforced.";
 
 /// `Ok(None)` asks for the usage; `Err` is a usage error, naming its cause. An empty path is
 /// refused: as `--out ''` it would mean the current directory, which nobody asked for.

@@ -77,7 +77,7 @@ fn a_failed_verify_exits_nonzero_with_the_outputs_written() {
     let o = run(&d, &log);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("paradigm B: fio verify=fail"),
+        stderr(&o).contains("paradigm B round 1: fio verify=fail"),
         "{}",
         stderr(&o)
     );
@@ -124,4 +124,39 @@ fn bad_arguments_print_the_usage() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("usage: reflux-bench --log"));
+}
+
+#[test]
+fn rounds_and_a_sweep_write_the_sweeps_plot() {
+    let d = Scratch::new("sweep");
+    let log = [
+        common::LOG.to_string(),
+        common::block("C", 2, &[400.0; 8], 70.0),
+        common::point("bs C write 4096 1 seq 1", 10.0, 2441.0, 1e9, "ok"),
+        common::point("bs B write 4096 1 seq 1", 5.0, 1220.0, 2e9, "ok"),
+    ]
+    .concat();
+    let o = run(&d, &log);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = d.0.join("out");
+    common::check_svg(&fs::read_to_string(out.join("bs_sweep.svg")).unwrap());
+    for absent in ["keys.svg", "qd_cpu.svg"] {
+        assert!(!out.join(absent).exists(), "{absent}");
+    }
+    let j = common::parse_json(&fs::read_to_string(out.join("results.json")).unwrap());
+    assert_eq!(common::num(&j, &["paradigms", "C", "round_count"]), 2.0);
+    assert_eq!(common::num(&j, &["paradigms", "C", "steady_mbps"]), 450.0);
+}
+
+#[test]
+fn a_point_that_did_not_verify_exits_nonzero_naming_it() {
+    let d = Scratch::new("point");
+    let log = common::LOG.to_string()
+        + &common::point("qd H read 4096 8 uniform 3", 1.0, 1.0, 1.0, "fail");
+    let o = run(&d, &log);
+    assert_eq!(o.status.code(), Some(1));
+    let line = log.lines().count();
+    let want = format!("line {line}: point suite=qd paradigm=H rw=read bs=4096 qd=8 dist=uniform rep=3: verify=fail");
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    assert!(d.0.join("out/qd_cpu.svg").exists());
 }

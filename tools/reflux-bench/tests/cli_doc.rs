@@ -119,6 +119,11 @@ fn usage_text_lists_the_outputs() {
             "throughput.svg",
             "temperature.svg",
             "migrations.svg",
+            "bs_sweep.svg",
+            "keys.svg",
+            "qd_cpu.svg",
+            "round=R",
+            "C+NAME",
             "Exits 1",
         ],
     );
@@ -174,10 +179,10 @@ fn log_without_a_paradigm_exits_1() {
 // Results
 
 /// reflux-results.rst and the usage: results.json holds "every sample and
-/// migration, and per paradigm the steady MB/s over the second half of the
-/// run, temperatures, throttling, migration time percentiles; the ratios C/B
-/// and C/A and the paper's targets"; ``info.kernel_debug_checks`` says which
-/// kernel ran; the five files are written; status 0.
+/// migration; per paradigm and round the steady MB/s over the second half of
+/// the run, temperatures, throttling ...; the ratios C/B, C/A ... the paper's
+/// targets"; ``info.kernel_debug_checks`` says which kernel ran; the five
+/// files are written (no sweep: no sweep plot); status 0.
 #[test]
 fn valid_log_gives_every_output() {
     let t = TempDir::new("valid");
@@ -194,6 +199,9 @@ fn valid_log_gives_every_output() {
             Path::new(&format!("{out}/{f}")).is_file(),
             "{f} not written"
         );
+    }
+    for f in ["bs_sweep.svg", "keys.svg", "qd_cpu.svg"] {
+        assert!(!Path::new(&format!("{out}/{f}")).exists(), "{f} written");
     }
     for f in ["throughput.svg", "temperature.svg", "migrations.svg"] {
         let s = std::fs::read_to_string(format!("{out}/{f}")).unwrap();
@@ -212,14 +220,18 @@ fn valid_log_gives_every_output() {
     let ps = v.get("paradigms").expect("paradigms");
     for p in ["A", "B", "C"] {
         let x = ps.get(p).unwrap_or_else(|| panic!("paradigm {p} missing"));
-        let s = x.get("samples").expect("samples");
+        // The usage: "per paradigm and round": one round here.
+        let rounds = x.get("rounds").and_then(J::arr).expect("rounds");
+        assert_eq!(rounds.len(), 1, "{p}");
+        let round = &rounds[0];
+        let s = round.get("samples").expect("samples");
         assert_eq!(
             s.get("t_ms").and_then(J::arr).map(|a| a.len()),
             Some(8),
             "{p}"
         );
         assert_eq!(
-            x.get("migrations").and_then(J::arr).map(|a| a.len()),
+            round.get("migrations").and_then(J::arr).map(|a| a.len()),
             Some(1)
         );
         for f in ["steady_mbps", "max_temp_c", "throttled_fraction"] {
@@ -232,8 +244,8 @@ fn valid_log_gives_every_output() {
     assert!(v.get("targets").and_then(J::arr).is_some(), "targets");
 }
 
-/// The usage: "per paradigm the steady MB/s over the second half of the run":
-/// C runs at 0 MB/s for the first half and 20 after; its steady rate is 20.
+/// The usage: "per paradigm and round the steady MB/s over the second half of
+/// the run": C runs at 0 MB/s for the first half and 20 after; its steady rate is 20.
 #[test]
 fn steady_rate_is_the_second_half() {
     let t = TempDir::new("steady");
@@ -264,7 +276,7 @@ fn missed_targets_are_reported_not_enforced() {
     );
 }
 
-/// The usage: "Exits 1 if ... a paradigm's fio verify was not ok", naming the
+/// The usage: "Exits 1 if ... a round's fio verify ... was not ok", naming the
 /// paradigm; reflux-results.rst: ``verify=crc32c`` ... ``verify_fatal``.
 #[test]
 fn failed_fio_verify_exits_1() {
@@ -318,9 +330,10 @@ fn malformed_lines_exit_1_naming_the_line() {
     }
 }
 
-/// The usage: "one begin/end block per paradigm": a paradigm twice, a block
-/// inside another, an end that does not match, an unknown paradigm, a begin
-/// without end, lines outside a block, a block without its fio line.
+/// The usage: "A begin/end block holds one round of one paradigm": a paradigm
+/// twice in one round (no round= is round 1), a block inside another, an end
+/// that does not match, an unknown paradigm, a begin without end, lines
+/// outside a block, a block without its fio line.
 #[test]
 fn broken_block_structure_exits_1() {
     let t = TempDir::new("blocks");
@@ -349,6 +362,38 @@ fn broken_block_structure_exits_1() {
         assert_eq!(o.code, Some(1), "case {i} {lines:?} accepted: {}", o.stdout);
         assert!(!o.stderr.is_empty(), "case {i}: no message");
     }
+}
+
+/// The usage: "A begin/end block holds one round of one paradigm (begin P
+/// round=R; P is A, B, Bq, C, H or a variant of C, C+NAME; no round= is round
+/// 1)": rounds 1 and 2 of A and C, and a variant, give two rounds each and a
+/// ratio C+NAME/C; "Exits 1 if ... a sweep point's verify was not ok".
+#[test]
+fn rounds_variants_and_points() {
+    let t = TempDir::new("rounds");
+    let mut lines = block("A", 8.0, 8.0, "ok");
+    lines.extend(block("C", 10.0, 20.0, "ok"));
+    for p in ["A", "C", "C+flap"] {
+        let mut b = block(p, 10.0, 20.0, "ok");
+        b[0] = format!("{P} begin {p} round=2");
+        lines.extend(b);
+    }
+    let (o, out) = judge(&t, "rounds", log_of(&lines).as_bytes());
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let v = results(&out);
+    let ps = v.get("paradigms").expect("paradigms");
+    for (p, n) in [("A", 2), ("C", 2), ("C+flap", 1)] {
+        let rounds = ps.get(p).and_then(|x| x.get("rounds")).and_then(J::arr);
+        assert_eq!(rounds.map(|r| r.len()), Some(n), "{p}");
+    }
+    assert_eq!(v.get("ratios").unwrap().f("C+flap/C"), 1.0);
+    lines.push(format!(
+        "{P} point suite=keys paradigm=C rw=randread bs=4096 qd=32 dist=zipf rep=1 \
+         bw_mbps=5 iops=1220 cpu_ns_per_gib=1000 verify=fail"
+    ));
+    let (o, _) = judge(&t, "point", log_of(&lines).as_bytes());
+    assert_eq!(o.code, Some(1), "{}", o.stdout);
+    assert!(o.stderr.contains("verify=fail"), "{}", o.stderr);
 }
 
 /// The usage: "other lines are ignored": kernel messages, fio's output and

@@ -5,7 +5,7 @@
 #[allow(dead_code)]
 mod common;
 
-use reflux_bench::log::{parse_log, Place, Value};
+use reflux_bench::log::{parse_log, Dist, Place, Rw, Suite, Value};
 
 #[test]
 fn parses_the_blocks_and_ignores_other_lines() {
@@ -144,4 +144,186 @@ fn keeps_unknown_keys() {
     let f = c.fio.as_ref().unwrap();
     assert!(!f.verify_ok);
     assert_eq!(f.extra, [("runtime_s".to_string(), Value::Num(20.0))]);
+}
+
+#[test]
+fn rounds_number_the_blocks() {
+    let log = [
+        common::block("A", 1, &[1.0], 50.0),
+        common::block("B", 1, &[1.0], 50.0),
+        common::block("A", 2, &[2.0], 50.0),
+        // No round= is round 1: an old log's blocks.
+        "##reflux-bench begin C\n##reflux-bench fio bw_mbps=1 verify=ok\n##reflux-bench end C\n"
+            .into(),
+        common::block("A", 10, &[3.0], 50.0),
+    ]
+    .concat();
+    let b = parse_log(&log).unwrap();
+    let rounds: Vec<u32> = b.rounds("A").iter().map(|p| p.round).collect();
+    assert_eq!(rounds, [1, 2, 10]);
+    assert_eq!(b.get("C").unwrap().round, 1);
+    assert_eq!(
+        b.get("A").unwrap().samples[0].mbps,
+        1.0,
+        "get is the first round"
+    );
+    assert!(b.get("A").unwrap().info.is_empty(), "round= is not info");
+    assert_eq!(b.names(), ["A", "B", "C"]);
+}
+
+#[test]
+fn a_paradigm_twice_in_one_round_is_an_error() {
+    let a1 = common::block("A", 1, &[1.0], 50.0);
+    let cases = [
+        (
+            format!("{a1}{a1}"),
+            5,
+            "paradigm A round 1 ran already (begun on line 1)",
+        ),
+        (
+            format!("{a1}##reflux-bench begin A\n"),
+            5,
+            "paradigm A round 1 ran already",
+        ),
+        (
+            "##reflux-bench begin A round=0\n".into(),
+            1,
+            "round=0 is not a whole number ≥ 1",
+        ),
+        (
+            "##reflux-bench begin A round=1.5\n".into(),
+            1,
+            "round=1.5 is not a whole number",
+        ),
+        ("##reflux-bench begin A round=two\n".into(), 1, "round=two"),
+        (
+            "##reflux-bench begin A round=1 round=2\n".into(),
+            1,
+            "round given twice",
+        ),
+    ];
+    for (log, line, what) in cases {
+        let e = parse_log(&log).expect_err(&log);
+        assert_eq!(e.line, line, "{log}: {e}");
+        assert!(e.msg.contains(what), "{log}: {e}");
+    }
+}
+
+#[test]
+fn variants_of_c_are_paradigms_reported_after_c() {
+    let log = [
+        common::block("H", 1, &[1.0], 50.0),
+        common::block("C+share", 1, &[1.0], 50.0),
+        common::block("A", 1, &[1.0], 50.0),
+        common::block("C+lookahead", 1, &[1.0], 50.0),
+        common::block("C", 1, &[1.0], 50.0),
+        common::block("C+u_only", 1, &[1.0], 50.0),
+        common::block("C+share", 2, &[1.0], 50.0),
+    ]
+    .concat();
+    let b = parse_log(&log).unwrap();
+    assert_eq!(
+        b.names(),
+        ["A", "C", "C+share", "C+lookahead", "C+u_only", "H"]
+    );
+    for bad in ["D", "C+", "C+Flap", "C+flap2", "B+flap", "C+flap-x", "Cx"] {
+        let e = parse_log(&format!("##reflux-bench begin {bad}\n")).expect_err(bad);
+        assert!(e.msg.contains(&format!("begin {bad}:")), "{bad}: {e}");
+    }
+}
+
+/// A point line with every key, to break one key at a time.
+const POINT: &str =
+    "##reflux-bench point suite=bs paradigm=C rw=randwrite bs=4096 qd=32 dist=zipf \
+                     rep=2 bw_mbps=12.5 iops=3051 cpu_ns_per_gib=4.5e9 verify=ok";
+
+#[test]
+fn point_lines_parse() {
+    let b = parse_log(&format!("noise\n{POINT} note=x\n")).unwrap();
+    assert!(b.paradigms.is_empty());
+    let p = &b.points[0];
+    assert_eq!(p.line, 2);
+    assert_eq!(
+        (p.suite, p.paradigm.as_str(), p.rw),
+        (Suite::Bs, "C", Rw::RandWrite)
+    );
+    assert_eq!((p.bs, p.qd, p.dist, p.rep), (4096, 32, Dist::Zipf, 2));
+    assert_eq!((p.bw_mbps, p.iops, p.cpu_ns_per_gib), (12.5, 3051.0, 4.5e9));
+    assert!(p.verify_ok);
+    assert_eq!(p.extra, [("note".to_string(), Value::Str("x".into()))]);
+    let fail = POINT.replace("verify=ok", "verify=fail");
+    assert!(!parse_log(&fail).unwrap().points[0].verify_ok);
+    let variant = POINT.replace("paradigm=C", "paradigm=C+flap");
+    assert_eq!(parse_log(&variant).unwrap().points[0].paradigm, "C+flap");
+}
+
+#[test]
+fn point_lines_need_every_key_well_formed() {
+    let keys = [
+        "suite",
+        "paradigm",
+        "rw",
+        "bs",
+        "qd",
+        "dist",
+        "rep",
+        "bw_mbps",
+        "iops",
+        "cpu_ns_per_gib",
+        "verify",
+    ];
+    for k in keys {
+        let line: Vec<&str> = POINT
+            .split(' ')
+            .filter(|t| !t.starts_with(&format!("{k}=")))
+            .collect();
+        let e = parse_log(&format!("x\n{}\n", line.join(" "))).expect_err(k);
+        assert_eq!(e.line, 2, "{k}: {e}");
+        assert!(e.msg.contains(&format!("{k}= missing")), "{k}: {e}");
+    }
+    let bad = [
+        (
+            "suite=bs",
+            "suite=size",
+            "suite=size is not one of bs, keys, qd",
+        ),
+        (
+            "rw=randwrite",
+            "rw=rw",
+            "rw=rw is not one of read, write, randread, randwrite",
+        ),
+        (
+            "dist=zipf",
+            "dist=zipfian",
+            "dist=zipfian is not one of seq, uniform, zipf",
+        ),
+        ("paradigm=C", "paradigm=D", "paradigm= D"),
+        ("bs=4096", "bs=4k", "bs=4k is not a whole number"),
+        ("qd=32", "qd=-1", "qd=-1"),
+        ("rep=2", "rep=1.5", "rep=1.5"),
+        (
+            "bw_mbps=12.5",
+            "bw_mbps=-1",
+            "bw_mbps=-1 is not a number ≥ 0",
+        ),
+        ("iops=3051", "iops=NaN", "iops=NaN"),
+        (
+            "verify=ok",
+            "verify=yes",
+            "verify=yes is neither ok nor fail",
+        ),
+    ];
+    for (good, worse, what) in bad {
+        let e = parse_log(&POINT.replace(good, worse)).expect_err(worse);
+        assert!(
+            e.msg.starts_with("point: ") && e.msg.contains(what),
+            "{worse}: {e}"
+        );
+    }
+    let inside = format!("##reflux-bench begin A\n{POINT}\n##reflux-bench end A\n");
+    let e = parse_log(&inside).unwrap_err();
+    assert_eq!(
+        (e.line, e.msg.as_str()),
+        (2, "point inside paradigm A (begun on line 1)")
+    );
 }

@@ -5,22 +5,11 @@
 #[allow(dead_code)]
 mod common;
 
+use common::{close, num};
 use reflux_bench::json::Json;
 use reflux_bench::log::parse_log;
 use reflux_bench::report::Report;
 use reflux_bench::stats;
-
-fn num(j: &Json, path: &[&str]) -> f64 {
-    let mut v = j;
-    for k in path {
-        v = v.get(k).unwrap_or_else(|| panic!("no {k} in {path:?}"));
-    }
-    v.num().unwrap_or_else(|| panic!("{path:?} is {v:?}"))
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() < 1e-9
-}
 
 #[test]
 fn percentiles_by_nearest_rank() {
@@ -74,6 +63,11 @@ fn results_json_numbers() {
     assert_eq!(num(&j, &["epoch_ms"]), 10.0);
 
     let c = j.get("paradigms").unwrap().get("C").unwrap();
+    assert_eq!(num(c, &["round_count"]), 1.0);
+    let c_all = c;
+    // What a round recorded is in its entry of `rounds`.
+    let c = &c.get("rounds").unwrap().arr().unwrap()[0];
+    assert_eq!(num(c, &["round"]), 1.0);
     let samples = c.get("samples").unwrap();
     assert_eq!(samples.get("t_ms").unwrap().arr().unwrap().len(), 8);
     assert_eq!(
@@ -107,6 +101,11 @@ fn results_json_numbers() {
         "unknown keys kept"
     );
     let m = c.get("migration_summary").unwrap();
+    assert_eq!(
+        Some(m),
+        c_all.get("migration_summary"),
+        "one round: pooled = the round's"
+    );
     assert_eq!(num(m, &["count"]), 5.0);
     assert_eq!(num(m, &["move_ns", "median"]), 5000.0);
     assert_eq!(num(m, &["move_ns", "p99"]), 100_000.0);
@@ -124,6 +123,7 @@ fn results_json_numbers() {
     assert!(close(num(&j, &["move_pct_of_epoch", "p99"]), 1.0));
     let a = j.get("paradigms").unwrap().get("A").unwrap();
     assert_eq!(num(a, &["migration_summary", "count"]), 0.0);
+    assert_eq!(num(a, &["migration_phases", "host_to_device", "n"]), 0.0);
     assert_eq!(
         a.get("migration_summary").unwrap().get("move_ns"),
         Some(&Json::Null)
@@ -155,10 +155,11 @@ fn missing_paradigms_give_null_ratios() {
     assert_eq!(t[2].pass, None, "no migrations");
     assert_eq!(t[3].pass, Some(true));
     let table = report.table();
-    assert!(table.contains("A        (did not run)"), "{table}");
-    assert!(table.contains("C/B -"), "{table}");
+    assert!(table.contains("did not run: A, B, Bq, H"), "{table}");
+    let cb = table.lines().find(|l| l.starts_with("C/B ")).unwrap();
+    assert_eq!(cb.split_whitespace().collect::<Vec<_>>(), ["C/B", "-"]);
     // One sample: it is the second half.
-    assert_eq!(report.get("C").unwrap().steady_mbps, Some(10.0));
+    assert_eq!(report.get("C").unwrap().steady_mbps.mean, Some(10.0));
     let svg = report.migrations_svg();
     common::check_svg(&svg);
     assert!(svg.contains("paradigm C recorded no migrations"), "{svg}");
@@ -172,7 +173,10 @@ fn a_failed_or_missing_verify_is_a_problem() {
     let report = Report::new(&bench);
     assert_eq!(
         report.problems(),
-        ["paradigm A: fio verify=fail", "paradigm B: no fio line"]
+        [
+            "paradigm A round 1: fio verify=fail",
+            "paradigm B round 1: no fio line"
+        ]
     );
     assert_eq!(report.targets()[3].pass, Some(false));
     assert!(report.table().contains("fail, errors=3"));
@@ -185,9 +189,10 @@ fn a_failed_or_missing_verify_is_a_problem() {
 fn the_table() {
     let bench = parse_log(common::LOG).unwrap();
     let t = Report::new(&bench).table();
+    // A row per round and paradigm: the round, then the paradigm.
     let row = |p: &str| {
         t.lines()
-            .find(|l| l.starts_with(&format!("{p} ")))
+            .find(|l| l.split_whitespace().take(2).eq(["1", p]))
             .unwrap_or_else(|| panic!("no row {p} in\n{t}"))
             .to_string()
     };
@@ -202,14 +207,21 @@ fn the_table() {
         "{c}"
     );
     assert!(c.trim_end().ends_with("ok"), "{c}");
-    assert!(t.contains("C/B 2.000   C/A 2.500"), "{t}");
+    let ratio = |k: &str| {
+        let l = t.lines().find(|l| l.starts_with(&format!("{k} "))).unwrap();
+        l.split_whitespace().nth(1).unwrap().to_string()
+    };
+    assert_eq!(
+        (ratio("C/B"), ratio("C/A")),
+        ("2.000".into(), "2.500".into())
+    );
     for target in ["1.7 × B", "< 77 °C", "(50 µs)", "every paradigm"] {
         let l = t.lines().find(|l| l.contains(target)).unwrap();
         assert!(l.ends_with("pass"), "{l}");
     }
     assert!(t.contains("5.00 µs = 0.050 %"), "{t}");
     assert!(t.contains("info: duration_s=2 bs=128k qd=32"), "{t}");
-    assert!(t.contains("info C: mode=adaptive"), "{t}");
+    assert!(t.contains("info C round 1: mode=adaptive"), "{t}");
     // Every row lines up with the header.
     let header = t.lines().next().unwrap();
     let h = header.chars().count() - "  fio verify".len();
@@ -301,7 +313,14 @@ fn the_host_only_reference() {
     assert!(close(num(&j, &["ratios", "B/H"]), 0.8));
     assert!(close(num(&j, &["paradigms", "H", "steady_mbps"]), 25.0));
     let t = report.table();
-    assert!(t.contains("C/H 1.200   B/H 0.800"), "{t}");
-    assert!(t.lines().any(|l| l.starts_with("H ")), "{t}");
+    for (k, r) in [("C/H", "1.200"), ("B/H", "0.800")] {
+        let l = t.lines().find(|l| l.starts_with(&format!("{k} "))).unwrap();
+        assert_eq!(l.split_whitespace().nth(1), Some(r), "{l}");
+    }
+    assert!(
+        t.lines()
+            .any(|l| l.split_whitespace().take(2).eq(["1", "H"])),
+        "{t}"
+    );
     assert!(parse_log("##reflux-bench begin D\n").is_err());
 }

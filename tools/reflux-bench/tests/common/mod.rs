@@ -58,6 +58,54 @@ ok 2 paradigm A
 ##cxlstack end reflux.bench rc=0
 ";
 
+/// One round of paradigm `p`: a sample every 250 ms at each of `mbps`, the device at
+/// `temp_c`, verified.
+pub fn block(p: &str, round: u32, mbps: &[f64], temp_c: f64) -> String {
+    let mut s = format!("##reflux-bench begin {p} round={round}\n");
+    for (i, m) in mbps.iter().enumerate() {
+        s += &format!(
+            "##reflux-bench sample t_ms={} mbps={m} temp_mc={} throttled=0\n",
+            250 * (i + 1),
+            temp_c * 1000.0
+        );
+    }
+    s += &format!(
+        "##reflux-bench fio bw_mbps={} verify=ok\n",
+        mbps.last().unwrap_or(&0.0)
+    );
+    s + &format!("##reflux-bench end {p}\n")
+}
+
+/// A sweep's point: `what` is `suite paradigm rw bs qd dist rep`, then its figures.
+pub fn point(what: &str, bw_mbps: f64, iops: f64, cpu_ns_per_gib: f64, verify: &str) -> String {
+    let w: Vec<&str> = what.split(' ').collect();
+    format!(
+        "##reflux-bench point suite={} paradigm={} rw={} bs={} qd={} dist={} rep={} \
+         bw_mbps={bw_mbps} iops={iops} cpu_ns_per_gib={cpu_ns_per_gib} verify={verify}\n",
+        w[0], w[1], w[2], w[3], w[4], w[5], w[6]
+    )
+}
+
+/// The value at `path` in `j`.
+pub fn at<'j>(j: &'j Json, path: &[&str]) -> &'j Json {
+    let mut v = j;
+    for k in path {
+        v = v.get(k).unwrap_or_else(|| panic!("no {k} in {path:?}"));
+    }
+    v
+}
+
+/// The number at `path` in `j`.
+pub fn num(j: &Json, path: &[&str]) -> f64 {
+    let v = at(j, path);
+    v.num().unwrap_or_else(|| panic!("{path:?} is {v:?}"))
+}
+
+/// Equal but for rounding.
+pub fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
 /// Parses JSON into the tool's own value (numbers, strings without exotic escapes).
 pub fn parse_json(s: &str) -> Json {
     let mut p = P {
