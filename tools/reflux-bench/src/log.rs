@@ -22,7 +22,8 @@
 //! ```
 //!
 //! A paradigm P is one of A, B, Bq, C, H, or a variant of C, `C+NAME` with NAME of `a-z` and
-//! `_` (C with one of the scheduler's extensions on). The VM interleaves the rounds (round 1:
+//! `_` (C with one of the scheduler's extensions on); a point's may also be `P`, a pipeline
+//! without a compute stage (the store alone). The VM interleaves the rounds (round 1:
 //! A B Bq C H, round 2: A B Bq C H, ...), so a paradigm has a block per round.
 //!
 //! Values have no spaces and may be empty; a value may contain `=` (the key ends at the first).

@@ -255,6 +255,11 @@ fn point_lines_parse() {
     assert!(!parse_log(&fail).unwrap().points[0].verify_ok);
     let variant = POINT.replace("paradigm=C", "paradigm=C+flap");
     assert_eq!(parse_log(&variant).unwrap().points[0].paradigm, "C+flap");
+    // P, the store alone, is a point's paradigm only.
+    let store = POINT.replace("paradigm=C", "paradigm=P");
+    assert_eq!(parse_log(&store).unwrap().points[0].paradigm, "P");
+    let block = "##reflux-bench begin P\n##reflux-bench end P\n";
+    assert!(parse_log(block).is_err());
 }
 
 #[test]

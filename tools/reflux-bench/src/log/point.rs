@@ -53,6 +53,10 @@ impl Suite {
     }
 }
 
+/// A point's paradigm when the pipeline has no compute stage (the device only stores), so
+/// that there is nothing to place: the block-size sweep's reference.
+pub const PASSTHROUGH: &str = "P";
+
 /// One `point` line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
@@ -94,7 +98,9 @@ impl Point {
 pub(super) fn point(line: usize, mut p: Pairs) -> Result<Point, String> {
     let suite = p.word("suite", Suite::ALL, Suite::name)?;
     let paradigm = p.take("paradigm").ok_or("paradigm= missing")?;
-    name::check("paradigm=", Some(&paradigm))?;
+    if paradigm != PASSTHROUGH {
+        name::check("paradigm=", Some(&paradigm))?;
+    }
     let rw = p.word("rw", Rw::ALL, Rw::name)?;
     let bs = p.need_whole("bs", 0)?;
     let qd = p.need_whole("qd", 0)?;
