@@ -13,15 +13,40 @@ use super::{Report, EPOCH_MS, MOVE_TARGET_PCT, THROTTLE_C};
 const DRAIN: &str = "#1f77b4";
 const RULE: &str = "#8b0000";
 
+/// The throughput plot's window, in samples: fio's verify reads (one every eight writes)
+/// leave 250 ms intervals without a write, so a 250 ms line is mostly noise.
+const THROUGHPUT_WINDOW: usize = 4;
+
+/// Each sample's time and the mean of `y` over it and the `window - 1` samples before it (as
+/// many as there are at the start).
+fn trailing_mean(
+    samples: &[Sample],
+    window: usize,
+    y: &dyn Fn(&Sample) -> f64,
+) -> Vec<(f64, f64)> {
+    (0..samples.len())
+        .map(|i| {
+            let w = &samples[(i + 1).saturating_sub(window.max(1))..=i];
+            let sum: f64 = w.iter().map(y).sum();
+            (samples[i].t_ms, sum / w.len() as f64)
+        })
+        .collect()
+}
+
 /// Per sampling slot (the sample's `t_ms` rounded to the sampler's 250 ms), the rounds'
-/// values of it: the rounds start together, and a late sample lands in its slot.
-fn by_slot(r: &Rounds<'_>, y: &dyn Fn(&Sample) -> f64) -> Vec<(f64, Vec<f64>)> {
+/// values of it (each a trailing mean over `window` samples): the rounds start together, and a
+/// late sample lands in its slot.
+fn by_slot(r: &Rounds<'_>, window: usize, y: &dyn Fn(&Sample) -> f64) -> Vec<(f64, Vec<f64>)> {
     let mut slots: Vec<(i64, Vec<f64>)> = Vec::new();
-    for s in r.rounds.iter().flat_map(|s| &s.p.samples) {
-        let k = (s.t_ms / SAMPLE_MS).round() as i64;
+    for (t_ms, v) in r
+        .rounds
+        .iter()
+        .flat_map(|s| trailing_mean(&s.p.samples, window, y))
+    {
+        let k = (t_ms / SAMPLE_MS).round() as i64;
         match slots.iter_mut().find(|e| e.0 == k) {
-            Some(e) => e.1.push(y(s)),
-            None => slots.push((k, vec![y(s)])),
+            Some(e) => e.1.push(v),
+            None => slots.push((k, vec![v])),
         }
     }
     slots.sort_by_key(|e| e.0);
@@ -32,8 +57,13 @@ fn by_slot(r: &Rounds<'_>, y: &dyn Fn(&Sample) -> f64) -> Vec<(f64, Vec<f64>)> {
 }
 
 /// A paradigm's mean over its rounds, and the band of the lowest and highest round.
-fn mean_series(r: &Rounds<'_>, colour: &'static str, y: &dyn Fn(&Sample) -> f64) -> Series {
-    let slots = by_slot(r, y);
+fn mean_series(
+    r: &Rounds<'_>,
+    colour: &'static str,
+    window: usize,
+    y: &dyn Fn(&Sample) -> f64,
+) -> Series {
+    let slots = by_slot(r, window, y);
     let n = r.rounds.len();
     let name = match (slots.is_empty(), n) {
         (true, _) => format!("{} (no samples)", r.name),
@@ -78,10 +108,10 @@ fn cdf(mut v: Vec<f64>) -> Vec<(f64, f64)> {
 }
 
 impl Report<'_> {
-    fn per_paradigm(&self, y: &dyn Fn(&Sample) -> f64) -> Vec<Series> {
+    fn per_paradigm(&self, window: usize, y: &dyn Fn(&Sample) -> f64) -> Vec<Series> {
         self.paradigms
             .iter()
-            .map(|r| mean_series(r, self.colour(r.name), y))
+            .map(|r| mean_series(r, self.colour(r.name), window, y))
             .collect()
     }
 
@@ -96,11 +126,11 @@ impl Report<'_> {
     /// `throughput.svg`: MB/s over time, a line per paradigm.
     pub fn throughput_svg(&self) -> String {
         Plot {
-            title: "reflux: MB/s written per ~250 ms interval, by paradigm (mean of the rounds)"
+            title: "reflux: MB/s written over the last second, by paradigm (mean of the rounds)"
                 .into(),
             x_label: "time since the paradigm's start (s)".into(),
             y_label: "MB/s (10^6 bytes per second)".into(),
-            series: self.per_paradigm(&|s| s.mbps),
+            series: self.per_paradigm(THROUGHPUT_WINDOW, &|s| s.mbps),
             y_zero: true,
             note: self.no_samples(),
             ..Plot::default()
@@ -114,7 +144,7 @@ impl Report<'_> {
             title: "reflux: device temperature, by paradigm (mean of the rounds)".into(),
             x_label: "time since the paradigm's start (s)".into(),
             y_label: "device temperature (°C)".into(),
-            series: self.per_paradigm(&|s| s.temp_mc / 1000.0),
+            series: self.per_paradigm(1, &|s| s.temp_mc / 1000.0),
             h_rules: vec![Rule {
                 at: THROTTLE_C,
                 label: "throttle (OCP)".into(),
@@ -178,5 +208,38 @@ impl Report<'_> {
             },
         ];
         plot.svg()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(t_ms: f64, mbps: f64) -> Sample {
+        Sample {
+            t_ms,
+            mbps,
+            temp_mc: 35000.0,
+            throttled: false,
+            inflight_permille: None,
+            placements: Vec::new(),
+            extra: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_trailing_mean_covers_the_window_or_the_start() {
+        let s: Vec<Sample> = [0.0, 4.0, 8.0, 0.0, 4.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| at(250.0 * (i + 1) as f64, v))
+            .collect();
+        let m = trailing_mean(&s, 4, &|s| s.mbps);
+        let v: Vec<f64> = m.iter().map(|e| e.1).collect();
+        assert_eq!(v, [0.0, 2.0, 4.0, 3.0, 4.0]);
+        assert_eq!(m[4].0, 1250.0);
+        // A window of one is the samples themselves.
+        let one: Vec<f64> = trailing_mean(&s, 1, &|s| s.mbps).iter().map(|e| e.1).collect();
+        assert_eq!(one, [0.0, 4.0, 8.0, 0.0, 4.0]);
     }
 }
