@@ -23,6 +23,9 @@ mkdir -p "$stage"/{bin,dev,proc,sys,tmp,lib/modules,selftests,harness,bench}
 cp "$BUSYBOX" "$stage/bin/busybox"
 cp "$REPO/tools/vm/init" "$stage/init"
 chmod +x "$stage/init"
+# What init sources in one of its modes.
+mkdir -p "$stage/lib/cxlstack"
+cp "$REPO/tools/vm/bench-reflux.sh" "$stage/lib/cxlstack/"
 cp -a "$MODROOT/lib/modules/$KREL" "$stage/lib/modules/"
 rm -f "$stage/lib/modules/$KREL/build" "$stage/lib/modules/$KREL/source"
 mkdir -p "$stage/lib/modules/$KREL/extra"
