@@ -19,11 +19,7 @@ const THROUGHPUT_WINDOW: usize = 4;
 
 /// Each sample's time and the mean of `y` over it and the `window - 1` samples before it (as
 /// many as there are at the start).
-fn trailing_mean(
-    samples: &[Sample],
-    window: usize,
-    y: &dyn Fn(&Sample) -> f64,
-) -> Vec<(f64, f64)> {
+fn trailing_mean(samples: &[Sample], window: usize, y: &dyn Fn(&Sample) -> f64) -> Vec<(f64, f64)> {
     (0..samples.len())
         .map(|i| {
             let w = &samples[(i + 1).saturating_sub(window.max(1))..=i];
@@ -239,7 +235,10 @@ mod tests {
         assert_eq!(v, [0.0, 2.0, 4.0, 3.0, 4.0]);
         assert_eq!(m[4].0, 1250.0);
         // A window of one is the samples themselves.
-        let one: Vec<f64> = trailing_mean(&s, 1, &|s| s.mbps).iter().map(|e| e.1).collect();
+        let one: Vec<f64> = trailing_mean(&s, 1, &|s| s.mbps)
+            .iter()
+            .map(|e| e.1)
+            .collect();
         assert_eq!(one, [0.0, 4.0, 8.0, 0.0, 4.0]);
     }
 }
