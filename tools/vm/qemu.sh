@@ -92,12 +92,13 @@ fi
 # make bench-reflux REFLUX_PIPELINE=compress|encrypt: the pipeline of the writes.
 [ -n "${BENCH_PIPELINE:-}" ] && append+=" cxlstack.bench_pipeline=$BENCH_PIPELINE"
 # make bench-reflux REFLUX_ROUNDS=N REFLUX_PARADIGMS=A,B,... REFLUX_SUITES=bs,keys,qd|none
-# REFLUX_POINT_REPS=N REFLUX_TAU=MS (tools/vm/bench-reflux.sh).
+# REFLUX_POINT_REPS=N REFLUX_TAU=MS REFLUX_REGIME=PERMILLE (tools/vm/bench-reflux.sh).
 [ -n "${BENCH_ROUNDS:-}" ] && append+=" cxlstack.bench_rounds=$BENCH_ROUNDS"
 [ -n "${BENCH_PARADIGMS:-}" ] && append+=" cxlstack.bench_paradigms=$BENCH_PARADIGMS"
 [ -n "${BENCH_SUITES:-}" ] && append+=" cxlstack.bench_suites=$BENCH_SUITES"
 [ -n "${BENCH_POINT_REPS:-}" ] && append+=" cxlstack.bench_point_reps=$BENCH_POINT_REPS"
 [ -n "${BENCH_TAU:-}" ] && append+=" cxlstack.bench_tau=$BENCH_TAU"
+[ -n "${BENCH_REGIME:-}" ] && append+=" cxlstack.bench_regime=$BENCH_REGIME"
 # make bench-reflux REFLUX_DEVCPU=1: the device's threads get CPU 1 to themselves.
 [ -n "${BENCH_DEVCPU:-}" ] && append+=" isolcpus=1 irqaffinity=0 cxlstack.bench_devcpu=1"
 args=(-accel "$accel" -cpu "$cpu" -smp 2 -m $((2048 + (node2_size >> 20)))M
