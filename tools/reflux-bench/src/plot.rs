@@ -49,6 +49,9 @@ pub struct Plot {
     pub v_rules: Vec<Rule>,
     /// The x axis; on a logarithmic one points at x ≤ 0 are left out.
     pub x_scale: Scale,
+    /// The y axis; on a logarithmic one values ≤ 0 do not set its range (`y_zero` and
+    /// `y_range` apply to a linear one only).
+    pub y_scale: Scale,
     /// Start the y axis at 0 (else a little below the smallest value, on a tick).
     pub y_zero: bool,
     /// A fixed y range instead (e.g. 0 to 1 for a CDF).
@@ -79,9 +82,10 @@ impl Plot {
                     .chain(spread.flat_map(|b| [b.1, b.2]))
             })
             .chain(self.h_rules.iter().map(|r| r.at));
-        let ya = match self.y_range {
-            Some((lo, hi)) => Axis::linear([lo, hi].into_iter(), false, false),
-            None => Axis::linear(ys, self.y_zero, true),
+        let ya = match (self.y_scale, self.y_range) {
+            (Scale::Linear, Some((lo, hi))) => Axis::linear([lo, hi].into_iter(), false, false),
+            (Scale::Linear, None) => Axis::linear(ys, self.y_zero, true),
+            (log, _) => Axis::log(ys.filter(|y| *y > 0.0), log),
         };
         (xa, ya)
     }
@@ -118,7 +122,7 @@ impl Plot {
         let ok: Vec<&(f64, f64, f64)> = se
             .band
             .iter()
-            .filter(|b| f.xa.takes(b.0) && b.1.is_finite() && b.2.is_finite())
+            .filter(|b| f.xa.takes(b.0) && f.ya.takes(b.1) && f.ya.takes(b.2))
             .collect();
         if ok.len() < 2 {
             return;
@@ -141,7 +145,7 @@ impl Plot {
         let pts: Vec<(f64, f64)> = se
             .points
             .iter()
-            .filter(|p| f.xa.takes(p.0) && p.1.is_finite())
+            .filter(|p| f.xa.takes(p.0) && f.ya.takes(p.1))
             .map(|&(x, y)| (f.px(x), f.py(y)))
             .collect();
         let dash = se
@@ -162,7 +166,7 @@ impl Plot {
             ));
         }
         for &(x, lo, hi) in &se.errors {
-            if f.xa.takes(x) {
+            if f.xa.takes(x) && f.ya.takes(lo) && f.ya.takes(hi) {
                 let px = f.px(x);
                 f.error_bar(px, lo, hi, se.colour);
             }
