@@ -219,6 +219,11 @@ reads_checked() {
 		say "# the region did not read back as written"
 		sed -i '/ rw=\(rand\)*read /s/verify=ok/verify=fail/' /tmp/bench.points
 	fi
+	points_flush
+}
+
+# points_flush: the points held so far, into the log.
+points_flush() {
 	[ -e /tmp/bench.points ] && cat /tmp/bench.points >"$OUT"
 	rm -f /tmp/bench.points
 }
@@ -271,7 +276,7 @@ points_of() {
 		for qd in 1 4 32; do point qd "$2" write 131072 $qd seq "$3" 4; done
 		;;
 	esac
-	reads_checked
+	points_flush
 }
 
 # bench_dilation_info: how much slower this VM is than the build machine, on
