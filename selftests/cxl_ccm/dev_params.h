@@ -69,18 +69,26 @@ static inline int dev_params_command(char *cmd, size_t len)
 }
 
 /*
- * Unloads cxl_ccm_dev and runs @cmd (a modprobe line that loads it again),
- * then waits up to 5 s for the bound driver's @node; 0 or -1.
+ * Runs @cmd (a modprobe line that loads cxl_ccm_dev), then waits up to 5 s
+ * for the bound driver's @node; 0 or -1.
  */
-static inline int dev_reload(const char *cmd, const char *node)
+static inline int dev_load(const char *cmd, const char *node)
 {
 	int ms;
 
-	if (system("modprobe -r cxl_ccm_dev") || system(cmd))
+	if (system(cmd))
 		return -1;
 	for (ms = 0; access(node, F_OK) && ms < 5000; ms++)
 		usleep(1000);
 	return access(node, F_OK);
+}
+
+/* Unloads cxl_ccm_dev, then dev_load(@cmd, @node); 0 or -1. */
+static inline int dev_reload(const char *cmd, const char *node)
+{
+	if (system("modprobe -r cxl_ccm_dev"))
+		return -1;
+	return dev_load(cmd, node);
 }
 
 #endif /* CXL_CCM_DEV_PARAMS_H */
