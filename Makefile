@@ -2,6 +2,7 @@
 #
 # make run            boot the VM with cxl_test and our modules loaded, run the demo
 # make check          every test: kselftests + KUnit doctests in the VM, cargo tests on the host
+#                     (SUITE=name,...: those VM suites alone, e.g. SUITE=reflux.migrate)
 # make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg},
 #                     then bench-reflux (make bench-ccm: the comparison alone)
 #                     (first the validation against the model, then the matrix: ONLY=WORKLOAD
@@ -197,7 +198,7 @@ bench-reflux: initramfs
 	tools/target/release/reflux-bench --log $(OUT)/bench-reflux-run/tests.log --out $(OUT)/bench/reflux
 
 check: rustfmtcheck initramfs vmlog
-	LOGDIR=$(OUT)/check $(VM)/check.sh
+	LOGDIR=$(OUT)/check SUITE=$(SUITE) $(VM)/check.sh
 
 # make check on the kasan flavor (clang, generic KASAN, KCOV; tools/vm/common.sh), in $(OUT)/kasan.
 # The kernel paths are the flavor's own: none of this make's may leak into the sub-make.

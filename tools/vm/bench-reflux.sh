@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The reflux paradigm benchmark (make bench-reflux), sourced by tools/vm/init in
-# its bench-reflux mode, which has loaded the modules; it uses init's say,
-# reload_reflux and pin_threads, and writes its '##reflux-bench' lines (grammar:
-# tools/reflux-bench/src/log.rs) for tools/reflux-bench.
+# its bench-reflux mode (bench_reflux_boot); it uses say, reload_reflux and
+# pin_threads (selftests/lib/cxlstack.sh), and writes its '##reflux-bench'
+# lines (grammar: tools/reflux-bench/src/log.rs) for tools/reflux-bench.
 #
 # Two parts, both with every block fio writes verified:
 # - bench_rounds: sustained 128 KiB sequential writes at depth 32 through one
@@ -134,7 +134,7 @@ run_one() {
 	wait $sampler
 	rm -f /tmp/bench.stop
 	t0=$(sed -n 's/^##reflux-bench info t0_monotonic_ms=//p' /tmp/bench.samples)
-	cat /tmp/bench.samples >"$OUT"
+	cat /tmp/bench.samples >>"$OUT"
 	# The first terse line only: a fio that stopped on a verify error prints
 	# more than one, which must not run together into one "number".
 	bw=$(fio_field 48 | awk '{ printf "%.1f", $1 * 1024 / 1e6 }')
@@ -147,12 +147,12 @@ run_one() {
 		t0 = 0; for (i = 2; i <= 11; i++) t0 += $i; i0 = $5 + $6
 		t1 = 0; for (i = 13; i <= 22; i++) t1 += $i; i1 = $16 + $17
 		if (t1 > t0) printf "%d", 1000 * ((t1 - t0) - (i1 - i0)) / (t1 - t0); else print 0 }')"
-	[ $verify = ok ] || sed 's/^/# /' /tmp/bench.fio.err >"$OUT"
+	[ $verify = ok ] || sed 's/^/# /' /tmp/bench.fio.err >>"$OUT"
 	sed -n 's/^actor \([0-9]*\) from \([a-z]*\) to \([a-z]*\) /##reflux-bench migration actor=\1 from=\2 to=\3 /p' \
 		/sys/kernel/debug/reflux0/migrations | sed 's/ \([a-z_]*\) \([0-9][0-9]*\)/ \1=\2/g' |
-		awk -v t0="${t0:-0}" '{ for (i = 1; i <= NF; i++) if ($i ~ /^t_ms=/) { split($i, a, "="); $i = "t_ms=" a[2] - t0 } print }' >"$OUT"
+		awk -v t0="${t0:-0}" '{ for (i = 1; i <= NF; i++) if ($i ~ /^t_ms=/) { split($i, a, "="); $i = "t_ms=" a[2] - t0 } print }' >>"$OUT"
 	say "##reflux-bench end $p"
-	tail -3 /sys/kernel/debug/reflux0/sched 2>/dev/null | sed 's/^/# sched: /' >"$OUT"
+	tail -3 /sys/kernel/debug/reflux0/sched 2>/dev/null | sed 's/^/# sched: /' >>"$OUT"
 	say "# stats: $(grep -E '^(completed|host_runs|host_shared_scratch|reroutes|migrations) ' /sys/kernel/debug/reflux0/stats | tr '\n' ' ')"
 }
 
@@ -201,7 +201,7 @@ point() {
 		echo "$(fio_field $f) $(fio_field $((f + 1))) $(fio_field $((f + 2))) $((b1 - b0))" | awk '{
 			printf "bw_mbps=%.2f iops=%.0f cpu_ns_per_gib=%.0f", $2 * 1024 / 1e6, $3, ($1 > 0 ? $4 * 1048576 / $1 : 0) }'
 	) verify=$verify" >>/tmp/bench.points
-	[ $verify = ok ] || sed 's/^/# /' /tmp/bench.fio.err >"$OUT"
+	[ $verify = ok ] || sed 's/^/# /' /tmp/bench.fio.err >>"$OUT"
 }
 
 # region_fill: the 16 MiB the points use, written with known random bytes.
@@ -224,7 +224,7 @@ reads_checked() {
 
 # points_flush: the points held so far, into the log.
 points_flush() {
-	[ -e /tmp/bench.points ] && cat /tmp/bench.points >"$OUT"
+	[ -e /tmp/bench.points ] && cat /tmp/bench.points >>"$OUT"
 	rm -f /tmp/bench.points
 }
 
@@ -292,4 +292,32 @@ bench_reflux() {
 	bench_regime
 	bench_rounds "${BENCH_SECONDS:-15}"
 	bench_points
+}
+
+# bench_reflux_boot: the whole bench-reflux boot: cxl_test, the CCM modules
+# and the device model with the bench's thermal model and engine, its threads
+# on CPU 1 with BENCH_DEVCPU; then the benchmark.
+bench_reflux_boot() {
+	run_suite cxl.cxl_test
+	# The thermal time constant: 2 s (the model's default) lets request-level
+	# dispatch profile a cool device; the paper's minutes are seconds here.
+	TAU_MS=${BENCH_TAU:-2000}
+	for m in cxl_ccm cxl_ccm_dev; do modprobe "$m" $(modparams "$m") || say "# modprobe $m failed"; done
+	modprobe reflux_dev $(modparams reflux_dev) $(engine_params) thermal_tau_ms=$TAU_MS thermal_rise_mc=${BENCH_RISE:-80000} \
+		speed_permille=${BENCH_SPEED:-100} ${BENCH_CORES:+nr_cores=$BENCH_CORES} ||
+		say "# modprobe reflux_dev failed"
+	if [ -n "${BENCH_DEVCPU:-}" ]; then
+		# The device's firmware and engine cores get CPU 1 (isolated at boot:
+		# nothing else is scheduled there), the host everything else on CPU 0.
+		pin_threads 2 'reflux*-ctl' 'reflux*-core*'
+		echo 1 >/sys/devices/virtual/workqueue/cpumask
+		say "# device threads on CPU 1: $(for t in /proc/[0-9]*; do case $(cat $t/comm 2>/dev/null) in reflux*) echo "$(cat $t/comm):$(awk '/Cpus_allowed_list/ { print $2 }' $t/status)";; esac; done | tr '\n' ' ')"
+	fi
+	# Which kernel the figures come from (tools/vm/common.sh): the check flavor has lockdep.
+	[ -e /proc/lockdep ] && checks=lockdep || checks=none
+	say "##reflux-bench info kernel_debug_checks=$checks"
+	[ -n "${ENGINE_BASE:-}" ] && engine=external || engine=none
+	say "##reflux-bench info engine=$engine"
+	bench_reflux
+	rmmod reflux reflux_dev cxl_ccm_dev cxl_ccm 2>/dev/null
 }

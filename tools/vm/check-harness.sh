@@ -2,8 +2,9 @@
 # `make check-harness`: the negative controls. A failing selftest, a module
 # that WARNs, and a driver that skips a publish on the HDM-H device model must
 # each make the harness report failure, and so must a device that releases
-# results before its CCM compute model says (compute_model=0); this script fails if any run is judged
-# a success, or fails for another reason than expected.
+# results before its CCM compute model says (compute_model=0), and so must a
+# suite that reports fewer results than its plan; this script fails if any run
+# is judged a success, or fails for another reason than expected.
 #
 # Environment: KERNEL_IMAGE, INITRAMFS, LOGDIR.
 set -euo pipefail
@@ -38,5 +39,6 @@ control harness-fail "FAIL selftest.harness/harness_fail_test: global.fails_on_p
 control harness-warn "kernel log: WARNING:"
 control harness-hdmh "FAIL selftest.cxl_ccm/visibility_test" "HDM-H violation:"
 control harness-model "FAIL selftest.cxl_ccm/model_test: model.results_wait_for_the_model"
-echo "$((4 - bad)) passed, $bad failed"
+control harness-plan "suite harness.plan_short planned 3 tests, reported 2"
+echo "$((5 - bad)) passed, $bad failed"
 exit $bad

@@ -2,7 +2,7 @@
 # log says about a fuzz boot.
 
 # The line init writes to the kernel log just before the first program
-# (fuzz_mark in tools/vm/init).
+# (selftests/fuzz/uapi.sh and replay.sh).
 FUZZ_MARK='cxlstack: fuzz: the first program starts'
 
 # boot_report CONSOLE: prints the first kernel report (vmlog's patterns) from

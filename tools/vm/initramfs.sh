@@ -25,7 +25,7 @@ cp "$REPO/tools/vm/init" "$stage/init"
 chmod +x "$stage/init"
 # What init sources in one of its modes.
 mkdir -p "$stage/lib/cxlstack"
-cp "$REPO/tools/vm/bench-reflux.sh" "$stage/lib/cxlstack/"
+cp "$REPO/tools/vm/bench-reflux.sh" "$REPO/tools/vm/bench-ccm.sh" "$REPO/tools/vm/demo.sh" "$stage/lib/cxlstack/"
 cp -a "$MODROOT/lib/modules/$KREL" "$stage/lib/modules/"
 rm -f "$stage/lib/modules/$KREL/build" "$stage/lib/modules/$KREL/source"
 mkdir -p "$stage/lib/modules/$KREL/extra"
@@ -34,7 +34,13 @@ mkdir -p "$stage/lib/modules/$KREL/extra"
 done
 depmod -b "$stage" "$KREL"
 [ -d "$OUT/selftests" ] && cp -a "$OUT/selftests/." "$stage/selftests/"
+# The suites that are scripts, their timeouts (settings) and their library.
+(cd "$REPO/selftests" && find . -name '*.sh' -o -name settings) | while read -r f; do
+	mkdir -p "$stage/selftests/$(dirname "$f")"
+	cp -p "$REPO/selftests/$f" "$stage/selftests/$f"
+done
 [ -d "$OUT/harness" ] && cp -a "$OUT/harness/." "$stage/harness/"
+cp -p "$REPO"/tools/testing/harness/*.sh "$stage/harness/"
 [ -d "$OUT/benchbin" ] && cp -a "$OUT/benchbin/." "$stage/bench/"
 # make fuzz (tools/vm/fuzz.sh): the fuzzer's corpus, for init's fuzz mode.
 if [ -n "${FUZZ_CORPUS:-}" ]; then

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Boot the test VM once and wait for it to power off.
 #
-#   qemu.sh MODE LOGDIR     MODE: check | run | harness-fail | harness-warn
+#   qemu.sh MODE LOGDIR     MODE: one of tools/vm/init's (check, run, bench, ...)
 #
 # Environment: KERNEL_IMAGE, INITRAMFS, VM_TIMEOUT (seconds, default 900),
 # PMR_FILE (the PMR's backing file, default LOGDIR/pmr.img), PMR_KEEP=1 (boot
@@ -78,6 +78,8 @@ fi
 [ -n "${BENCH_REPEAT:-}" ] && append+=" cxlstack.bench_repeat=$BENCH_REPEAT"
 [ -n "${BENCH_CALIB_NS:-}" ] && append+=" cxlstack.bench_calib_ns=$BENCH_CALIB_NS"
 [ -n "${BENCH_YIELD:-}" ] && append+=" cxlstack.bench_yield=1"
+# make check SUITE=name,...: those suites alone (tools/vm/init).
+[ -n "${SUITE:-}" ] && append+=" cxlstack.suite=$SUITE"
 # make stress DURATION=N (tools/vm/stress.sh): seconds of each stress phase.
 [ -n "${STRESS_SECONDS:-}" ] && append+=" cxlstack.stress_seconds=$STRESS_SECONDS"
 # make fuzz SECONDS=N (tools/vm/fuzz.sh): how long the fuzzer runs.

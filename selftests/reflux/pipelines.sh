@@ -1,0 +1,97 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Every pipeline, with its stages on the device, on the host and split: data
+# round-trips bit-exact; data written with one placement reads back with
+# another (the same actor code on both sides, the same stored bytes); a
+# corrupted block reads as EIO; encryption stores no plaintext; compression
+# stores less; a hung device fails requests instead of hanging; bad
+# parameters are refused.
+. /selftests/lib/cxlstack.sh
+need_module reflux
+
+# stored_bytes PARAMS: with PARAMS, 4 MiB of repeated text through the page
+# cache; prints written and stored bytes (from the driver's statistics).
+stored_bytes() {
+	reload_reflux "$1" || return 1
+	w0=$(stat_reflux written_bytes); s0=$(stat_reflux stored_bytes)
+	yes "ReFlux stores repeated text in fewer bytes" | head -c $((4 << 20)) |
+		dd of=/dev/reflux0 bs=1M seek=32 conv=fsync 2>/dev/null || return 1
+	w=$(( $(stat_reflux written_bytes) - w0 )); s=$(( $(stat_reflux stored_bytes) - s0 ))
+	echo "$1: wrote $w bytes, the device stored $s"
+	[ $w -ge $((4 << 20)) ] || return 1
+	case "$1" in
+	*pipeline=2*) [ $((s * 4)) -lt $w ] ;;
+	*) [ $s = $w ] ;;
+	esac
+}
+
+roundtrips="pipeline=1|pipeline=2|pipeline=2 checksum=1|pipeline=3|pipeline=3 checksum=1|pipeline=1 placement=0|pipeline=2 checksum=1 placement=0|pipeline=2 checksum=1 placement=1|pipeline=3 checksum=1 placement=2"
+corrupted="pipeline=1|pipeline=1 placement=0|pipeline=2 checksum=1|pipeline=3 checksum=1 placement=1"
+ciphers="pipeline=3|pipeline=3 placement=0"
+refusals=9
+ktap_plan $((9 + 6 + 4 + 1 + 2 + 3 + 4 + refusals + 1))
+
+rt=/selftests/reflux/roundtrip_test
+it=/selftests/reflux/integrity_test
+IFS='|'
+for cfg in $roundtrips; do
+	unset IFS
+	# Each pipeline in a slice of its own: slices 0-2 hold the tests below.
+	slice=$((${slice:-2} + 1))
+	tap "round trip with $cfg" with_reflux "$cfg" env REFLUX_SLICE=$slice/16 \
+		$rt -t direct_random -t buffered_random -t overlap_last_wins
+done
+unset IFS
+for p in 1 2 3; do
+	tap "pipeline $p: written on the device, read on the host" cross_placement $p 3 0
+	tap "pipeline $p: written on the host, read on the device" cross_placement $p 0 3
+done
+IFS='|'
+for cfg in $corrupted; do
+	unset IFS
+	tap "$cfg: a flipped PMR byte reads as EIO" \
+		with_reflux "$cfg" env REFLUX_EXPECT=eio $it -t corrupted_media
+done
+unset IFS
+tap "passthrough: the same flip reads back as is (the control)" \
+	with_reflux "pipeline=0" env REFLUX_EXPECT=flipped $it -t corrupted_media
+IFS='|'
+for cfg in $ciphers; do
+	unset IFS
+	tap "$cfg: no plaintext in the stored block" \
+		with_reflux "$cfg" env REFLUX_EXPECT=ciphertext $it -t no_plaintext_stored
+done
+unset IFS
+tap_show "passthrough stores what it is given" stored_bytes "pipeline=0"
+tap_show "compression stores repeated text in under a quarter of its size" \
+	stored_bytes "pipeline=2 checksum=1"
+tap_show "compression on the host stores as little" stored_bytes "pipeline=2 placement=0"
+
+# A hung device: requests time out, the driver declares the device dead
+# and fails them (and every later one) with EIO instead of waiting forever.
+reload_reflux "pipeline=0" && echo 1000 >/sys/block/reflux0/queue/io_timeout
+echo 1 >/sys/module/reflux_dev/parameters/hang
+tap "a write to a hung device fails with EIO" \
+	sh -c '[ -b /dev/reflux0 ] && ! timeout 60 dd if=/dev/zero of=/dev/reflux0 bs=4k count=1 seek=77 oflag=direct 2>/dev/null'
+tap "the driver said the device stopped answering" \
+	sh -c "dmesg | grep -q 'reflux0: the device stopped answering'"
+tap "a dead device fails the next request at once" \
+	sh -c '[ -b /dev/reflux0 ] && ! timeout 5 dd if=/dev/reflux0 of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null'
+echo 0 >/sys/module/reflux_dev/parameters/hang
+tap "rebound to the device once it answers again" with_reflux "pipeline=0" \
+	sh -c 'dd if=/dev/urandom of=/tmp/blk bs=4k count=1 2>/dev/null &&
+		dd if=/tmp/blk of=/dev/reflux0 bs=4k seek=77 oflag=direct 2>/dev/null &&
+		dd if=/dev/reflux0 of=/tmp/blk2 bs=4k skip=77 count=1 iflag=direct 2>/dev/null &&
+		cmp /tmp/blk /tmp/blk2'
+rmmod reflux
+tap "reflux refuses pipeline=4" sh -c '! modprobe reflux pipeline=4'
+tap "reflux refuses placement=512" sh -c '! modprobe reflux placement=512'
+tap "reflux refuses dispatch with the scheduler" sh -c '! modprobe reflux dispatch=1 sched=1'
+tap "reflux refuses queue-aware dispatch with the scheduler" sh -c '! modprobe reflux dispatch=2 sched=1'
+tap "reflux refuses dispatch=3" sh -c '! modprobe reflux dispatch=3'
+tap "reflux refuses sched_alpha=600 (the weights sum to 1000)" sh -c '! modprobe reflux sched_alpha=600'
+tap "reflux refuses sched_theta_low=700 (above sched_theta)" sh -c '! modprobe reflux sched_theta_low=700'
+tap "reflux refuses sched_headroom_temp=0" sh -c '! modprobe reflux sched_headroom_temp=0'
+tap "reflux refuses queue_depth=0" sh -c '! modprobe reflux queue_depth=0'
+tap "reflux is back with its defaults" reload_reflux ""
+ktap_finish
