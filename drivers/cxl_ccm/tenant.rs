@@ -766,6 +766,67 @@ fn region_pages(dev: &CcmDev, layout: &Layout) -> Result<usize> {
     Ok(pages as usize)
 }
 
+/// Copies a `RELEASE`'s entries in from user space, as bytes.
+fn read_release_entries(arg: &uapi::Release) -> Result<KVec<u8>> {
+    let entry = size_of::<uapi::ReleaseEntry>();
+    let mut raw = KVec::new();
+    if arg.count > 0 {
+        let ptr = usize::try_from(arg.entries).map_err(|_| EFAULT)?;
+        UserSlice::new(ptr, arg.count as usize * entry).read_all(&mut raw, GFP_KERNEL)?;
+    }
+    Ok(raw)
+}
+
+/// Releases the payload slots of the entries in `raw` (of `slot_size`-byte slots), in order,
+/// counting each released entry in `arg.processed`; stops at the first the gap head refuses.
+fn release_entries(
+    st: &mut RingState,
+    raw: &[u8],
+    slot_size: u32,
+    arg: &mut uapi::Release,
+) -> Result {
+    let entry = size_of::<uapi::ReleaseEntry>();
+    for chunk in raw.chunks_exact(entry) {
+        let index = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        let length = u32::from_le_bytes([chunk[4], chunk[5], chunk[6], chunk[7]]);
+        // An empty record occupies no slot: nothing to release.
+        if length > 0 {
+            let slots = slots_for(length, slot_size);
+            if let Err(e) = st.gap.release_run(RingIndex::new(index), slots) {
+                pr_warn_ratelimited!(
+                    "RELEASE: entry {} ({}+{} bytes): {:?}\n",
+                    arg.processed,
+                    index,
+                    length,
+                    e
+                );
+                return Err(EINVAL);
+            }
+        }
+        arg.processed += 1;
+    }
+    Ok(())
+}
+
+/// `RELEASE_METADATA`: moves the metadata head to `metadata_head`, which must lie between the
+/// current head and the last record scanned.
+fn release_metadata(st: &mut RingState, metadata_head: u32) -> Result {
+    let head = RingIndex::new(metadata_head);
+    if head.is_before(st.md_head)
+        || head.distance_from(st.md_head) > st.scanned.distance_from(st.md_head)
+    {
+        pr_warn_ratelimited!(
+            "RELEASE: metadata head {} outside [{}, {}]\n",
+            metadata_head,
+            st.md_head.raw(),
+            st.scanned.raw()
+        );
+        return Err(EINVAL);
+    }
+    st.md_head = head;
+    Ok(())
+}
+
 impl Tenant {
     /// Sets tenant `index` up on the device and enables it.
     pub(crate) fn configure(
@@ -888,9 +949,27 @@ impl Tenant {
     fn enable(&self, segs: &[kernel::dma_sg::DmaSegment], arg: &uapi::Configure) -> Result {
         let hw_guard = self.dev.hw.lock();
         let hw = hw_guard.as_ref().ok_or(ENODEV)?;
-        let l = &self.core.layout;
-        let cfg = &self.core.cfg;
         let count = u32::try_from(segs.len()).map_err(|_| EINVAL)?;
+        self.prepare_device_memory(hw, segs, count, arg.index_base)?;
+        self.program_registers(hw, count, arg)?;
+        let t = abi::tenant_regs_offset(self.index);
+        // `writel()`: the configuration, the table and the headers before the enable bit.
+        hw.regs
+            .try_write32(abi::TENANT_CTRL_ENABLE, t + abi::TREG_CTRL)?;
+        self.wait_enabled(hw)
+    }
+
+    /// Prepares the tenant's device memory for [`Self::enable`]: clears what the previous
+    /// holder of the tenant number left, shadows the descriptor table of `segs` (`count` of
+    /// them), starts the credit line at `index_base` and publishes all of it to the device.
+    fn prepare_device_memory(
+        &self,
+        hw: &Hw,
+        segs: &[kernel::dma_sg::DmaSegment],
+        count: u32,
+        index_base: u32,
+    ) -> Result {
+        let l = &self.core.layout;
         let table = DescriptorTable {
             magic: abi::DESCRIPTOR_MAGIC,
             segment_count: count,
@@ -923,10 +1002,10 @@ impl Tenant {
         // credit beyond the tail.
         hw.mem
             .atomic_u32(l.credit())?
-            .store(arg.index_base, Ordering::Relaxed);
+            .store(index_base, Ordering::Relaxed);
         hw.mem
             .atomic_u32(l.credit() + 4)?
-            .store(arg.index_base, Ordering::Relaxed);
+            .store(index_base, Ordering::Relaxed);
         // The device reads the window (launch slots, credit line) and the descriptors once the
         // tenant is enabled: they leave the write-combining buffers first.
         hw.mem
@@ -934,7 +1013,15 @@ impl Tenant {
         hw.mem.publish(
             at,
             size_of::<DescriptorTable>() + segs.len() * size_of::<DmaSegment>(),
-        )?;
+        )
+    }
+
+    /// Writes the tenant's configuration into its registers, all but the enable bit: its
+    /// modes and rings, `arg`'s index base and schedule, its partition and the descriptor table
+    /// of `count` segments.
+    fn program_registers(&self, hw: &Hw, count: u32, arg: &uapi::Configure) -> Result {
+        let l = &self.core.layout;
+        let cfg = &self.core.cfg;
         let t = abi::tenant_regs_offset(self.index);
         let w32 = |o: usize, v: u32| hw.regs.try_write32(v, t + o);
         let w64 = |o: usize, v: u64| hw.regs.try_write64(v, t + o);
@@ -982,9 +1069,13 @@ impl Tenant {
             w32(abi::TREG_CHECKSUM_ENTRIES, l.checksums.entries)?;
             w64(abi::TREG_CHECKSUM_BASE, l.checksums.base)?;
         }
-        // `writel()`: the configuration, the table and the headers before the enable bit.
-        hw.regs
-            .try_write32(abi::TENANT_CTRL_ENABLE, t + abi::TREG_CTRL)?;
+        Ok(())
+    }
+
+    /// Waits up to 1 s for the device to enable the tenant or refuse it; `EINVAL` if it refused
+    /// it, `ETIMEDOUT` if it did neither.
+    fn wait_enabled(&self, hw: &Hw) -> Result {
+        let t = abi::tenant_regs_offset(self.index);
         let status = || hw.regs.try_read32(t + abi::TREG_STATUS);
         let settled = abi::TENANT_STATUS_ENABLED | abi::TENANT_STATUS_ERROR;
         crate::wait_until(1000, || status().map_or(true, |s| s & settled != 0));
@@ -1334,54 +1425,34 @@ impl Tenant {
             );
             return Err(EINVAL);
         }
-        let entry = size_of::<uapi::ReleaseEntry>();
-        let mut raw = KVec::new();
-        if arg.count > 0 {
-            let ptr = usize::try_from(arg.entries).map_err(|_| EFAULT)?;
-            UserSlice::new(ptr, arg.count as usize * entry).read_all(&mut raw, GFP_KERNEL)?;
-        }
+        let raw = read_release_entries(arg)?;
         let core = self.core();
         let mut st = core.state.lock();
         core.scan_locked(&mut st)?;
         let slot_size = core.cfg.streaming_factor.slot_size();
-        let mut result = Ok(());
-        for chunk in raw.chunks_exact(entry) {
-            let index = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-            let length = u32::from_le_bytes([chunk[4], chunk[5], chunk[6], chunk[7]]);
-            // An empty record occupies no slot: nothing to release.
-            if length > 0 {
-                let slots = slots_for(length, slot_size);
-                if let Err(e) = st.gap.release_run(RingIndex::new(index), slots) {
-                    pr_warn_ratelimited!(
-                        "RELEASE: entry {} ({}+{} bytes): {:?}\n",
-                        arg.processed,
-                        index,
-                        length,
-                        e
-                    );
-                    result = Err(EINVAL);
-                    break;
-                }
-            }
-            arg.processed += 1;
-        }
+        let mut result = release_entries(&mut st, &raw, slot_size, arg);
         if result.is_ok() && arg.flags & uapi::RELEASE_METADATA != 0 {
-            let head = RingIndex::new(arg.metadata_head);
-            if head.is_before(st.md_head)
-                || head.distance_from(st.md_head) > st.scanned.distance_from(st.md_head)
-            {
-                pr_warn_ratelimited!(
-                    "RELEASE: metadata head {} outside [{}, {}]\n",
-                    arg.metadata_head,
-                    st.md_head.raw(),
-                    st.scanned.raw()
-                );
-                result = Err(EINVAL);
-            } else {
-                st.md_head = head;
-            }
+            result = release_metadata(&mut st, arg.metadata_head);
         }
-        let publish_all = arg.flags & uapi::RELEASE_PUBLISH != 0;
+        self.publish_heads(&mut st, arg.flags & uapi::RELEASE_PUBLISH != 0)?;
+        arg.metadata_head_published = st.md_pub.published().raw();
+        arg.payload_head_published = st.pl_pub.published().raw();
+        if result.is_err() {
+            st.counters.errors += 1;
+        }
+        if st.producer.is_pending() {
+            // RP, BS: the room just released takes the results that waited for it.
+            core.drain(&mut st)?;
+            drop(st);
+            core.wq.wake_all();
+        }
+        result
+    }
+
+    /// After a release: stores the heads into the device's credit line where the publishers'
+    /// policy says so (every released head with `publish_all`), under the state lock `st`.
+    fn publish_heads(&self, st: &mut RingState, publish_all: bool) -> Result {
+        let core = self.core();
         let (md_head, md_tail) = (st.md_head, st.scanned);
         let (pl_head, pl_tail) = (st.gap.head(), st.gap.tail());
         // RP, BS: the driver produces the rings against the heads themselves; the device reads
@@ -1419,18 +1490,7 @@ impl Tenant {
                 st.counters.published += 1;
             }
         }
-        arg.metadata_head_published = st.md_pub.published().raw();
-        arg.payload_head_published = st.pl_pub.published().raw();
-        if result.is_err() {
-            st.counters.errors += 1;
-        }
-        if st.producer.is_pending() {
-            // RP, BS: the room just released takes the results that waited for it.
-            core.drain(&mut st)?;
-            drop(st);
-            core.wq.wake_all();
-        }
-        result
+        Ok(())
     }
 
     /// `WAIT_FLAG_DEADLOCK`: whether fewer than `min` records past `head` are ready and no more

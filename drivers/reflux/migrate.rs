@@ -87,6 +87,59 @@ pub(crate) struct Record {
     pub(crate) end_ms: u64,
 }
 
+/// The clock readings of one migration's phases and the device's own times, in nanoseconds:
+/// what its [`Record`] is computed from.
+#[derive(Default)]
+struct Times {
+    /// The switch, then the end of the drain.
+    start: u64,
+    drained: u64,
+    /// The start and end of the checkpoint ("ready").
+    ckpt0: u64,
+    ready: u64,
+    /// The start and end of the rebuild ("active").
+    rebuild0: u64,
+    active: u64,
+    /// The end of the migration: the actor active where the table routes it.
+    end: u64,
+    /// The device's own time for its checkpoint or rebuild, where it did one.
+    dev_ckpt_ns: u64,
+    dev_rebuild_ns: u64,
+    /// The round trip of the last device command.
+    command_ns: u64,
+}
+
+impl Times {
+    /// The record of migrating actor `id` from `from` to `to`. The device's own part of a
+    /// command is its checkpoint or rebuild; the rest of the command's round trip is the
+    /// hand-over (doorbell, pick-up, completion).
+    fn record(&self, id: u8, from: Side, to: Side) -> Record {
+        let ckpt_ns = match from {
+            Side::Host => self.ready - self.ckpt0,
+            Side::Device => self.dev_ckpt_ns,
+        };
+        let rebuild_ns = match to {
+            Side::Host => self.active - self.rebuild0,
+            Side::Device => self.dev_rebuild_ns,
+        };
+        let total_ns = self.end - self.start;
+        let drain_ns = self.drained - self.start;
+        Record {
+            actor: id,
+            to_device: matches!(to, Side::Device),
+            // Set by the caller, which woke the device.
+            wake_ns: 0,
+            drain_ns,
+            ckpt_ns,
+            handover_ns: total_ns.saturating_sub(drain_ns + ckpt_ns + rebuild_ns),
+            rebuild_ns,
+            command_ns: self.command_ns,
+            total_ns,
+            end_ms: self.end / 1_000_000,
+        }
+    }
+}
+
 /// The last [`LOG_LEN`] migrations (on the heap: too big for a stack frame).
 pub(crate) struct MigrationLog {
     pub(crate) records: KVec<Record>,
@@ -337,15 +390,47 @@ impl RefluxDev {
         // epoch check), and the request is routed again, to be parked for D.
         let odd = epoch | 1;
         control::set_epoch(pmr, layout, id, odd)?;
-        // 3. Drain: the runs S started. The thread sleeps until no request in flight needs the
-        // actor: the completion path wakes it then (`Routing::pass`).
+        // 3. Drain: the runs S started.
+        self.drain_actor(id, t0)?;
+        let mut t = Times {
+            start: t0,
+            drained: now_ns(),
+            ..Times::default()
+        };
+        self.pause_at(1, id)?;
+        // 4. Checkpoint ("ready").
+        t.ckpt0 = now_ns();
+        self.checkpoint_at_source(id, from, odd, &mut t)?;
+        t.ready = now_ns();
+        self.pause_at(2, id)?;
+        // 5. Rebuild ("active").
+        t.rebuild0 = now_ns();
+        self.rebuild_at_destination(id, to, odd, &mut t)?;
+        t.active = now_ns();
+        self.pause_at(3, id)?;
+        // 6. Even epoch; the parked requests go.
+        let even = odd.wrapping_add(1);
+        control::set_epoch(pmr, layout, id, even)?;
+        self.switch_over(id, to, even, parked);
+        // The migration ends here: the actor is active where the table routes it. Running the
+        // requests that waited (their host stages may run in this thread) is their time.
+        t.end = now_ns();
+        self.resume_parked(parked);
+        Ok(t.record(id, from, to))
+    }
+
+    /// Step 3 of migrating actor `id`, started at `t0`: waits until no request in flight needs
+    /// the actor. The thread sleeps until the completion path wakes it then
+    /// (`Routing::pass`); it gives up when the device stops, at the drain timeout or on a
+    /// signal.
+    fn drain_actor(&self, id: u8, t0: u64) -> Result {
         let inflight = || self.routing.lock().actor(id).map_or(0, |a| a.inflight);
         let deadline = t0.saturating_add(self.drain_timeout_ns);
         let tick_ns = 1_000_000_000 / (kernel::time::msecs_to_jiffies(1000) as u64).max(1);
         loop {
             let n = inflight();
             if n == 0 {
-                break;
+                return Ok(());
             }
             if self.stopping.load(Ordering::Acquire) {
                 return Err(kernel::errno::eshutdown());
@@ -373,12 +458,12 @@ impl RefluxDev {
                 return Err(EINTR);
             }
         }
-        let t_drained = now_ns();
-        self.pause_at(1, id)?;
-        // 4. Checkpoint ("ready").
-        let t_ckpt0 = now_ns();
-        let mut dev_ckpt_ns = 0;
-        let mut command_ns = 0;
+    }
+
+    /// Step 4 of migrating actor `id`: its source side `from` checkpoints it at epoch `odd`. A
+    /// device checkpoint's own time and command round trip go into `t`.
+    fn checkpoint_at_source(&self, id: u8, from: Side, odd: u64, t: &mut Times) -> Result {
+        let (pmr, layout) = (&self.pmr, &self.layout);
         match from {
             Side::Host => {
                 let c = self.controls.lock().take(id).ok_or(EIO)?;
@@ -388,13 +473,18 @@ impl RefluxDev {
                     return Err(e.into());
                 }
             }
-            Side::Device => (dev_ckpt_ns, command_ns) = self.device_step(id, odd, Side::Host)?,
+            Side::Device => {
+                (t.dev_ckpt_ns, t.command_ns) = self.device_step(id, odd, Side::Host)?
+            }
         }
-        let t_ready = now_ns();
-        self.pause_at(2, id)?;
-        // 5. Rebuild ("active").
-        let t_rb0 = now_ns();
-        let mut dev_rebuild_ns = 0;
+        Ok(())
+    }
+
+    /// Step 5 of migrating actor `id`: its destination side `to` rebuilds it from the
+    /// checkpoint of epoch `odd` and makes it active. A device rebuild's own time and command
+    /// round trip go into `t`.
+    fn rebuild_at_destination(&self, id: u8, to: Side, odd: u64, t: &mut Times) -> Result {
+        let (pmr, layout) = (&self.pmr, &self.layout);
         match to {
             Side::Host => {
                 let ckpt = control::load(pmr, layout, id, Some(odd))?;
@@ -402,44 +492,10 @@ impl RefluxDev {
                 control::activate(pmr, layout, id, SIDE_HOST, odd)?;
             }
             Side::Device => {
-                (dev_rebuild_ns, command_ns) = self.device_step(id, odd, Side::Device)?;
+                (t.dev_rebuild_ns, t.command_ns) = self.device_step(id, odd, Side::Device)?;
             }
         }
-        let t_active = now_ns();
-        self.pause_at(3, id)?;
-        // 6. Even epoch; the parked requests go.
-        let even = odd.wrapping_add(1);
-        control::set_epoch(pmr, layout, id, even)?;
-        self.switch_over(id, to, even, parked);
-        // The migration ends here: the actor is active where the table routes it. Running the
-        // requests that waited (their host stages may run in this thread) is their time.
-        let t_end = now_ns();
-        self.resume_parked(parked);
-        // The device's own part of a command is its checkpoint or rebuild; the rest of the
-        // command's round trip is the hand-over (doorbell, pick-up, completion).
-        let ckpt_ns = match from {
-            Side::Host => t_ready - t_ckpt0,
-            Side::Device => dev_ckpt_ns,
-        };
-        let rebuild_ns = match to {
-            Side::Host => t_active - t_rb0,
-            Side::Device => dev_rebuild_ns,
-        };
-        let total_ns = t_end - t0;
-        let drain_ns = t_drained - t0;
-        Ok(Record {
-            actor: id,
-            to_device: matches!(to, Side::Device),
-            // Set by the caller, which woke the device.
-            wake_ns: 0,
-            drain_ns,
-            ckpt_ns,
-            handover_ns: total_ns.saturating_sub(drain_ns + ckpt_ns + rebuild_ns),
-            rebuild_ns,
-            command_ns,
-            total_ns,
-            end_ms: t_end / 1_000_000,
-        })
+        Ok(())
     }
 
     /// Ends a migration: the routing table says where the actor is, the parked requests go.

@@ -182,6 +182,58 @@ pub(crate) struct Health {
     beat_changed_ns: AtomicU64,
 }
 
+/// The workqueue host stages run on, if `host_wq` asks for one. Unbound: a stage runs on
+/// whichever CPU has room; MEM_RECLAIM: writeback waits on it.
+fn host_queue(name: &CStr, host_wq: bool) -> Result<Option<OwnedQueue>> {
+    if !host_wq {
+        return Ok(None);
+    }
+    Ok(Some(OwnedQueue::new(
+        kernel::fmt!("{}-host", name),
+        wq_flags::UNBOUND | wq_flags::MEM_RECLAIM,
+        0,
+    )?))
+}
+
+/// The interrupt path's sleep/poll switch, if `irq_poll` asks for one.
+fn irq_poll_switch(name: &CStr, irq_poll: Option<PollSwitchParams>) -> Result<Option<PollSwitch>> {
+    match irq_poll.map(PollSwitch::new) {
+        None => Ok(None),
+        Some(Ok(s)) => Ok(Some(s)),
+        Some(Err(e)) => {
+            pr_err!("{}: interrupt polling: {e}\n", name);
+            Err(EINVAL)
+        }
+    }
+}
+
+/// The queue depth: `want` (`queue_depth`, checked to be in `1..=256`), at most what the PMR's
+/// `layout` has room for.
+fn queue_depth(name: &CStr, layout: &PmrLayout, want: u32) -> Result<u32> {
+    let p = layout.params();
+    // Every tag needs its own state blob, ring entry and MAX_REQ_BLOCKS buffers.
+    // (One ring entry stays for the migration command.)
+    let fit = p
+        .ring_entries
+        .saturating_sub(1)
+        .min(p.nr_buffers / abi::MAX_REQ_BLOCKS)
+        .min(u32::from(u16::MAX) - 1);
+    if !(1..=256).contains(&want) {
+        pr_err!("{}: queue_depth={want} is out of range 1..=256\n", name);
+        return Err(EINVAL);
+    }
+    Ok(want.min(fit))
+}
+
+/// The pool of host scratches: one per possible CPU, at most [`POOL_MAX`].
+fn scratch_pool() -> Result<KVec<Option<Scratch>>> {
+    let mut pool = KVec::with_capacity(POOL_MAX, GFP_KERNEL)?;
+    for _ in 0..crate::scheduler::possible_cpus().min(POOL_MAX as u64) {
+        pool.push(Some(Scratch::new()?), GFP_KERNEL)?;
+    }
+    Ok(pool)
+}
+
 /// The administrator's knobs that are not the pipeline.
 pub(crate) struct Tuning {
     /// Requests in flight wanted (`queue_depth`).
@@ -301,58 +353,16 @@ impl RefluxDev {
         tuning: Tuning,
     ) -> Result<Arc<Self>> {
         let attach = DevAttachments::new(&name, id.capacity_blocks, id.caps)?;
-        let Tuning {
-            depth: want_depth,
-            pagecache_node,
-            irq_poll,
-            sched,
-            host_wq,
-            drain_timeout_ms,
-        } = tuning;
-        // Unbound: a stage runs on whichever CPU has room; MEM_RECLAIM: writeback waits on it.
-        let host_wq = if host_wq {
-            Some(OwnedQueue::new(
-                kernel::fmt!("{}-host", &*name),
-                wq_flags::UNBOUND | wq_flags::MEM_RECLAIM,
-                0,
-            )?)
-        } else {
-            None
-        };
-        let switch = match irq_poll.map(PollSwitch::new) {
-            None => None,
-            Some(Ok(s)) => Some(s),
-            Some(Err(e)) => {
-                pr_err!("{}: interrupt polling: {e}\n", &*name);
-                return Err(EINVAL);
-            }
-        };
-        let pagecache = PageTags::new(id.capacity_blocks, pagecache_node)?;
-        let p = layout.params();
-        // Every tag needs its own state blob, ring entry and MAX_REQ_BLOCKS buffers.
-        // (One ring entry stays for the migration command.)
-        let fit = p
-            .ring_entries
-            .saturating_sub(1)
-            .min(p.nr_buffers / abi::MAX_REQ_BLOCKS)
-            .min(u32::from(u16::MAX) - 1);
-        if !(1..=256).contains(&want_depth) {
-            pr_err!(
-                "{}: queue_depth={want_depth} is out of range 1..=256\n",
-                &*name
-            );
-            return Err(EINVAL);
-        }
-        let depth = want_depth.min(fit);
+        let host_wq = host_queue(&name, tuning.host_wq)?;
+        let switch = irq_poll_switch(&name, tuning.irq_poll)?;
+        let pagecache = PageTags::new(id.capacity_blocks, tuning.pagecache_node)?;
+        let depth = queue_depth(&name, &layout, tuning.depth)?;
         let mut inflight = KVec::with_capacity(depth as usize, GFP_KERNEL)?;
         for _ in 0..depth {
             inflight.push(None, GFP_KERNEL)?;
         }
         let scratch = Scratch::new()?;
-        let mut pool = KVec::with_capacity(POOL_MAX, GFP_KERNEL)?;
-        for _ in 0..crate::scheduler::possible_cpus().min(POOL_MAX as u64) {
-            pool.push(Some(Scratch::new()?), GFP_KERNEL)?;
-        }
+        let pool = scratch_pool()?;
         let routing = Routing::new(depth)?;
         let parked = KVec::with_capacity(depth as usize, GFP_KERNEL)?;
         let migration_log = MigrationLog::new()?;
@@ -391,8 +401,8 @@ impl RefluxDev {
                 migrate_stop: AtomicU32::new(0),
                 migrate_phase: AtomicU32::new(0),
                 stopping: AtomicBool::new(false),
-                sched_params: sched,
-                drain_timeout_ns: u64::from(drain_timeout_ms) * 1_000_000,
+                sched_params: tuning.sched,
+                drain_timeout_ns: u64::from(tuning.drain_timeout_ms) * 1_000_000,
                 drain_wq <- new_wait_queue!(),
                 sched_log <- new_spinlock!(sched_log),
                 host_busy_ns: AtomicU64::new(0),

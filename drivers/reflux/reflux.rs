@@ -27,7 +27,7 @@ use kernel::{
     block::mq::{gen_disk::GenDisk, TagSet},
     memremap::{MapMode, MemRemap},
     module_param,
-    platform::{DriverRegistration, PlatformDevice, PlatformDriver},
+    platform::{DriverRegistration, MemResource, PlatformDevice, PlatformDriver},
     prelude::*,
     str::CString,
     sync::Arc,
@@ -480,82 +480,59 @@ struct Bound {
 
 struct RefluxDriver;
 
-impl PlatformDriver for RefluxDriver {
-    type Data = KBox<Bound>;
-    const NAME: &'static CStr = kernel::c_str!("reflux");
-
-    fn probe(pdev: &PlatformDevice) -> Result<Self::Data> {
-        let name = CString::try_from_fmt(kernel::fmt!("reflux{}", pdev.id()))?;
+impl RefluxDriver {
+    /// Checks the device's resources, maps its register block and identifies it: the register
+    /// mapping, the identity and the PMR's resource (checked against the size the device
+    /// reports).
+    fn identify(
+        pdev: &PlatformDevice,
+        name: &CStr,
+    ) -> Result<(MemRemap, hw::Identity, MemResource)> {
         let (Some(regs_res), Some(pmr_res)) = (pdev.mem_resource(0), pdev.mem_resource(1)) else {
-            pr_err!("{}: needs a register and a PMR resource\n", &*name);
+            pr_err!("{}: needs a register and a PMR resource\n", name);
             return Err(ENXIO);
         };
         if regs_res.size < abi::REGISTER_BLOCK_SIZE as u64 {
             pr_err!(
                 "{}: register block of {} bytes is too small\n",
-                &*name,
+                name,
                 regs_res.size
             );
             return Err(ENXIO);
         }
         let regs = MemRemap::new(regs_res, MapMode::WriteBack)?;
-        let id = hw::identify(&regs, &name)?;
+        let id = hw::identify(&regs, name)?;
         if id.pmr_size > pmr_res.size {
             pr_err!(
                 "{}: device reports {} bytes of PMR, resource has {}\n",
-                &*name,
+                name,
                 id.pmr_size,
                 pmr_res.size
             );
             return Err(ENXIO);
         }
-        let cfg = PipeConfig::from_params(&name, id.caps)?;
-        let pmr = MemRemap::new(pmr_res, MapMode::WriteBack)?;
-        let layout = hw::mount(&pmr, &id, &name, 0)?;
-        let irq_line = pdev.irq(0).filter(|_| id.caps & abi::CAP_IRQ != 0);
-        let dev = RefluxDev::new(
-            name,
-            regs,
-            pmr,
-            layout,
-            id,
-            cfg,
-            queue::Tuning {
-                depth: QUEUE_DEPTH.get(),
-                irq_poll: irq_poll_params(),
-                pagecache_node: match PAGECACHE_NODE.get() {
-                    PAGECACHE_NODE_PMR => {
-                        kernel::pagecache_hook::phys_to_target_node(pmr_res.start)
-                    }
-                    n if n < 0 => None,
-                    n => Some(n),
-                },
-                sched: sched_params()?,
-                host_wq: HOST_WQ.get(),
-                drain_timeout_ms: drain_timeout_ms()?,
+        Ok((regs, id, pmr_res))
+    }
+
+    /// The queue's tuning, from the module parameters (`pagecache_node=-2` places the page cache
+    /// on the node of `pmr_res`).
+    fn tuning(pmr_res: MemResource) -> Result<queue::Tuning> {
+        Ok(queue::Tuning {
+            depth: QUEUE_DEPTH.get(),
+            irq_poll: irq_poll_params(),
+            pagecache_node: match PAGECACHE_NODE.get() {
+                PAGECACHE_NODE_PMR => kernel::pagecache_hook::phys_to_target_node(pmr_res.start),
+                n if n < 0 => None,
+                n => Some(n),
             },
-        )?;
-        migrate::settle_at_mount(&dev, &cfg.registration())?;
-        hw::enable(&dev.regs, &dev.name)?;
-        let mut bound = KBox::new(
-            Bound {
-                dev: dev.clone(),
-                sched: None,
-                _debugfs: None,
-                disk: None,
-                irq: None,
-            },
-            GFP_KERNEL,
-        )?;
-        // From here on, dropping `bound` disables the device.
-        match irq_line {
-            Some(n) => {
-                let handler = Arc::new(DevIrq { dev: dev.clone() }, GFP_KERNEL)?;
-                bound.irq = Some(kernel::irq::Registration::new(n, &dev.name, handler)?);
-                hw::set_irq(&dev.regs, true)?;
-            }
-            None => pr_info!("{}: no interrupt: completions are polled\n", &*dev.name),
-        }
+            sched: sched_params()?,
+            host_wq: HOST_WQ.get(),
+            drain_timeout_ms: drain_timeout_ms()?,
+        })
+    }
+
+    /// Adds the device's disk, with `poll_queues` hardware queues for polled I/O.
+    fn add_disk(dev: &Arc<RefluxDev>) -> Result<GenDisk<Queue>> {
         let poll_queues = POLL_QUEUES.get();
         if poll_queues > 1 {
             pr_err!(
@@ -568,21 +545,25 @@ impl PlatformDriver for RefluxDriver {
             TagSet::new_with_poll_queues(1 + poll_queues, dev.depth, poll_queues),
             GFP_KERNEL,
         )?;
-        let disk = kernel::block::mq::gen_disk::GenDiskBuilder::new()
+        kernel::block::mq::gen_disk::GenDiskBuilder::new()
             .logical_block_size(abi::BLOCK_SIZE)?
             .physical_block_size(abi::BLOCK_SIZE)?
             .capacity_sectors(dev.capacity_blocks << (abi::BLOCK_SHIFT - 9))
             .max_hw_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
             // No request crosses a 128 KiB boundary, so none straddles two attachments.
             .chunk_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
-            .build(Owner, kernel::fmt!("{}", &*dev.name), tagset, dev.clone())?;
-        bound.disk = Some(disk);
+            .build(Owner, kernel::fmt!("{}", &*dev.name), tagset, dev.clone())
+    }
+
+    /// The device's debugfs directory and its files (`corrupt_lba` only where `caps` has fault
+    /// injection).
+    fn debugfs_dir(dev: &Arc<RefluxDev>, caps: u64) -> Result<kernel::debugfs::Dir<Owner>> {
         let mut dir = kernel::debugfs::Dir::<Owner>::new(&dev.name);
         dir.show_file(
             kernel::c_str!("stats"),
             Arc::new(debugfs::DevStats { dev: dev.clone() }, GFP_KERNEL)?,
         )?;
-        if id.caps & abi::CAP_FAULT_INJECT != 0 {
+        if caps & abi::CAP_FAULT_INJECT != 0 {
             dir.store_file(
                 kernel::c_str!("corrupt_lba"),
                 Arc::new(debugfs::CorruptLba { dev: dev.clone() }, GFP_KERNEL)?,
@@ -612,14 +593,52 @@ impl PlatformDriver for RefluxDriver {
             kernel::c_str!("sched"),
             Arc::new(debugfs::Sched { dev: dev.clone() }, GFP_KERNEL)?,
         )?;
-        bound._debugfs = Some(dir);
-        if SCHED.get() == 1 {
-            if dev.can_migrate {
-                bound.sched = Some(scheduler::start(dev.clone(), dev.sched_params)?);
-            } else {
-                pr_warn!("{}: the device cannot migrate: no scheduler\n", &*dev.name);
-            }
+        Ok(dir)
+    }
+
+    /// Starts the scheduler thread if `sched=1` and the device can migrate.
+    fn start_scheduler(dev: &Arc<RefluxDev>) -> Result<Option<kernel::kthread::KThread>> {
+        if SCHED.get() != 1 {
+            return Ok(None);
         }
+        if !dev.can_migrate {
+            pr_warn!("{}: the device cannot migrate: no scheduler\n", &*dev.name);
+            return Ok(None);
+        }
+        Ok(Some(scheduler::start(dev.clone(), dev.sched_params)?))
+    }
+}
+
+impl PlatformDriver for RefluxDriver {
+    type Data = KBox<Bound>;
+    const NAME: &'static CStr = kernel::c_str!("reflux");
+
+    fn probe(pdev: &PlatformDevice) -> Result<Self::Data> {
+        let name = CString::try_from_fmt(kernel::fmt!("reflux{}", pdev.id()))?;
+        let (regs, id, pmr_res) = Self::identify(pdev, &name)?;
+        let cfg = PipeConfig::from_params(&name, id.caps)?;
+        let pmr = MemRemap::new(pmr_res, MapMode::WriteBack)?;
+        let layout = hw::mount(&pmr, &id, &name, 0)?;
+        let irq_line = pdev.irq(0).filter(|_| id.caps & abi::CAP_IRQ != 0);
+        let tuning = Self::tuning(pmr_res)?;
+        let dev = RefluxDev::new(name, regs, pmr, layout, id, cfg, tuning)?;
+        migrate::settle_at_mount(&dev, &cfg.registration())?;
+        hw::enable(&dev.regs, &dev.name)?;
+        let mut bound = KBox::new(
+            Bound {
+                dev: dev.clone(),
+                sched: None,
+                _debugfs: None,
+                disk: None,
+                irq: None,
+            },
+            GFP_KERNEL,
+        )?;
+        // From here on, dropping `bound` disables the device.
+        bound.request_irq(irq_line)?;
+        bound.disk = Some(Self::add_disk(&dev)?);
+        bound._debugfs = Some(Self::debugfs_dir(&dev, id.caps)?);
+        bound.sched = Self::start_scheduler(&dev)?;
         if let Some(reg) = attach::registry() {
             reg.add(dev.attach.clone())?;
         }
@@ -650,6 +669,24 @@ impl PlatformDriver for RefluxDriver {
     fn remove(pdev: &PlatformDevice, bound: Self::Data) {
         drop(bound);
         pr_info!("reflux{}: unbound\n", pdev.id());
+    }
+}
+
+impl Bound {
+    /// Registers the handler of the device's interrupt `irq_line`, then unmasks it at the
+    /// device; without a line, completions are polled. The registration is kept in `self` before
+    /// the unmasking, so that a failure to unmask is undone by [`Bound`]'s drop in its order.
+    fn request_irq(&mut self, irq_line: Option<u32>) -> Result {
+        let dev = &self.dev;
+        match irq_line {
+            Some(n) => {
+                let handler = Arc::new(DevIrq { dev: dev.clone() }, GFP_KERNEL)?;
+                self.irq = Some(kernel::irq::Registration::new(n, &dev.name, handler)?);
+                hw::set_irq(&dev.regs, true)?;
+            }
+            None => pr_info!("{}: no interrupt: completions are polled\n", &*dev.name),
+        }
+        Ok(())
     }
 }
 

@@ -52,9 +52,11 @@ use kernel::{
 };
 
 use crate::abi;
+use crate::actor::control::MAX_ACTORS;
 use crate::actor::exec::now_ns;
+use crate::proto::pipeline::Side;
 use crate::proto::sched::{
-    busy_permille, ActorView, Decision, Sample, SchedParams, Scheduler, MAX_LOGGED,
+    busy_permille, ActorView, Decision, Move, Sample, SchedParams, Scheduler, MAX_LOGGED,
 };
 use crate::queue::RefluxDev;
 
@@ -134,10 +136,7 @@ pub(crate) fn start(dev: Arc<RefluxDev>, params: SchedParams) -> Result<KThread>
 fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
     let mut sched = Scheduler::new();
     let epoch_us = u64::from(params.epoch_ms) * 1000;
-    let mut busy0 = dev.host_busy_ns.load(Ordering::Relaxed);
-    let mut t0 = now_ns();
-    let mut host = HostLoad::new();
-    let mut busy_prev = [0u64; crate::actor::control::MAX_ACTORS];
+    let mut sampler = Sampler::new(&dev);
     // A drain waits only for the runs the source started: at most one per engine core.
     let cores = dev
         .regs
@@ -145,7 +144,7 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
         .map_or(1, |r| r.load(Ordering::Relaxed).max(1));
     let mut views = [ActorView {
         id: 0,
-        side: crate::proto::pipeline::Side::Host,
+        side: Side::Host,
         pinned: true,
         dev_queue: 0,
         engine_share_permille: 0,
@@ -157,105 +156,173 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
         if kthread::should_stop() {
             break;
         }
+        let sample = sampler.sample(&dev);
+        let shares = sampler.engine_shares(&dev);
+        let n = actor_views(&dev, &shares, cores, &mut views);
+        let decision = sched.step(&params, &sample, &views[..n]);
+        dev.set_inflight_permille(decision.inflight_permille);
+        if let Some(m) = decision.migrate {
+            carry_out(&dev, &mut sched, m, &decision);
+        }
+        log_decision(&dev, sample.now_ns, decision, sched);
+    }
+    0
+}
+
+/// What the scheduler thread keeps from one epoch to the next to measure the host and the
+/// device over the epoch.
+struct Sampler {
+    /// `RefluxDev::host_busy_ns` at the last epoch, and when it was read.
+    busy0: u64,
+    t0: u64,
+    host: HostLoad,
+    /// Each actor's device busy time at the last epoch, by id.
+    busy_prev: [u64; MAX_ACTORS],
+}
+
+impl Sampler {
+    fn new(dev: &RefluxDev) -> Self {
+        Self {
+            busy0: dev.host_busy_ns.load(Ordering::Relaxed),
+            t0: now_ns(),
+            host: HostLoad::new(),
+            busy_prev: [0u64; MAX_ACTORS],
+        }
+    }
+
+    /// Samples the host and the device at the start of an epoch.
+    fn sample(&mut self, dev: &RefluxDev) -> Sample {
         let now = now_ns();
         let busy = dev.host_busy_ns.load(Ordering::Relaxed);
-        let span = now.saturating_sub(t0).max(1) * possible_cpus();
-        let reflux_util = (busy.saturating_sub(busy0).saturating_mul(1000) / span).min(1000);
-        (busy0, t0) = (busy, now);
+        let span = now.saturating_sub(self.t0).max(1) * possible_cpus();
+        let reflux_util = (busy.saturating_sub(self.busy0).saturating_mul(1000) / span).min(1000);
+        (self.busy0, self.t0) = (busy, now);
         let reg = |o: usize| {
             dev.regs
                 .atomic_u32(o)
                 .map_or(0, |r| r.load(Ordering::Acquire))
         };
-        let sample = Sample {
+        Sample {
             now_ns: now,
             temp_milli_c: reg(abi::REG_TEMP_MILLI_C),
             dev_util_permille: reg(abi::REG_CORE_UTIL_PERMILLE).min(1000),
-            host_util_permille: host.sample(),
+            host_util_permille: self.host.sample(),
             // At most 1000 (above).
             reflux_util_permille: reflux_util as u32,
             // At most `nr_cpu_ids`, a `u32` in C.
             host_freq_permille: kernel::cpufreq_quick::permille_of_max(possible_cpus() as u32),
             finished: dev.stats.completed.load(Ordering::Relaxed),
-        };
-        // Each actor's share of the device engine's time since the last epoch, in permille.
-        let mut delta = [0u64; crate::actor::control::MAX_ACTORS];
+        }
+    }
+
+    /// The device engine's time each actor of the pipeline used since the last epoch.
+    fn engine_shares(&mut self, dev: &RefluxDev) -> EngineShares {
+        let mut delta = [0u64; MAX_ACTORS];
         for id in dev.pipeline_actors() {
             let i = usize::from(id);
             let now = dev.actor_dev_busy_ns(id);
-            if let (Some(d), Some(p)) = (delta.get_mut(i), busy_prev.get_mut(i)) {
+            if let (Some(d), Some(p)) = (delta.get_mut(i), self.busy_prev.get_mut(i)) {
                 *d = now.saturating_sub(*p);
                 *p = now;
             }
         }
-        let total: u64 = delta.iter().sum();
-        let share = |id: u8| -> u32 {
-            if total == 0 {
-                1000
-            } else {
-                // At most 1000.
-                delta.get(usize::from(id)).map_or(0, |d| d * 1000 / total) as u32
-            }
-        };
-        // The actors of the device's pipeline, as the routing table has them.
-        let mut n = 0;
-        {
-            let routing = dev.routing.lock();
-            for id in dev.pipeline_actors() {
-                let (Some(a), Some(v)) = (routing.actor(id), views.get_mut(n)) else {
-                    continue;
-                };
-                *v = ActorView {
-                    id,
-                    side: a.side,
-                    pinned: a.pinned,
-                    dev_queue: if matches!(a.side, crate::proto::pipeline::Side::Device) {
-                        a.inflight
-                    } else {
-                        0
-                    },
-                    engine_share_permille: share(id),
-                    inflight: if matches!(a.side, crate::proto::pipeline::Side::Device) {
-                        a.inflight.min(cores)
-                    } else {
-                        a.inflight
-                    },
-                    last_move_ns: a.last_move_ns,
-                };
-                n += 1;
-            }
+        EngineShares {
+            total: delta.iter().sum(),
+            delta,
         }
-        let decision = sched.step(&params, &sample, &views[..n]);
-        dev.set_inflight_permille(decision.inflight_permille);
-        if let Some(m) = decision.migrate {
-            match dev.migrate(m.actor, m.to) {
-                Ok(r) => {
-                    if matches!(m.to, crate::proto::pipeline::Side::Host) {
-                        // From the decision until the stage left the device: the wake-up
-                        // counts, the rebuild on the host does not.
-                        sched
-                            .learn_upload_ns((r.wake_ns + r.total_ns).saturating_sub(r.rebuild_ns));
-                    }
-                    pr_info!(
-                        "{}: scheduler moved {m} in {} us: {decision}\n",
-                        &*dev.name,
-                        r.total_ns / 1000
-                    )
-                }
-                // A migration started by hand between the sample and now, or a drain timeout.
-                Err(e) => {
-                    pr_warn!("{}: scheduler could not move {m}: {e:?}\n", &*dev.name);
-                    dev.sched_log.lock().failed_moves += 1;
-                }
-            }
-        }
-        let mut log = dev.sched_log.lock();
-        let i = (log.count % LOG_LEN as u64) as usize;
-        if let Some(e) = log.entries.get_mut(i) {
-            *e = (now, Some(decision));
-        }
-        log.count += 1;
-        log.state = sched;
     }
-    0
+}
+
+/// The device engine's time each actor used over an epoch, by id, and their total, in
+/// nanoseconds.
+struct EngineShares {
+    delta: [u64; MAX_ACTORS],
+    total: u64,
+}
+
+impl EngineShares {
+    /// Actor `id`'s share of the engine's time, in permille: 1000 if the engine did no work.
+    fn permille(&self, id: u8) -> u32 {
+        if self.total == 0 {
+            1000
+        } else {
+            // At most 1000.
+            self.delta
+                .get(usize::from(id))
+                .map_or(0, |d| d * 1000 / self.total) as u32
+        }
+    }
+}
+
+/// Fills `views` with the actors of the device's pipeline, as the routing table has them, and
+/// returns how many it filled. A device-placed actor's queue is its requests in flight; its
+/// drain waits for at most one run per engine core (`cores`).
+fn actor_views(
+    dev: &RefluxDev,
+    shares: &EngineShares,
+    cores: u32,
+    views: &mut [ActorView; MAX_LOGGED],
+) -> usize {
+    let mut n = 0;
+    let routing = dev.routing.lock();
+    for id in dev.pipeline_actors() {
+        let (Some(a), Some(v)) = (routing.actor(id), views.get_mut(n)) else {
+            continue;
+        };
+        *v = ActorView {
+            id,
+            side: a.side,
+            pinned: a.pinned,
+            dev_queue: if matches!(a.side, Side::Device) {
+                a.inflight
+            } else {
+                0
+            },
+            engine_share_permille: shares.permille(id),
+            inflight: if matches!(a.side, Side::Device) {
+                a.inflight.min(cores)
+            } else {
+                a.inflight
+            },
+            last_move_ns: a.last_move_ns,
+        };
+        n += 1;
+    }
+    n
+}
+
+/// Performs the migration `m` that `decision` asks for; an upload's time teaches `sched` the
+/// lookahead's horizon. A failure is logged and counted, not retried.
+fn carry_out(dev: &RefluxDev, sched: &mut Scheduler, m: Move, decision: &Decision) {
+    match dev.migrate(m.actor, m.to) {
+        Ok(r) => {
+            if matches!(m.to, Side::Host) {
+                // From the decision until the stage left the device: the wake-up
+                // counts, the rebuild on the host does not.
+                sched.learn_upload_ns((r.wake_ns + r.total_ns).saturating_sub(r.rebuild_ns));
+            }
+            pr_info!(
+                "{}: scheduler moved {m} in {} us: {decision}\n",
+                &*dev.name,
+                r.total_ns / 1000
+            )
+        }
+        // A migration started by hand between the sample and now, or a drain timeout.
+        Err(e) => {
+            pr_warn!("{}: scheduler could not move {m}: {e:?}\n", &*dev.name);
+            dev.sched_log.lock().failed_moves += 1;
+        }
+    }
+}
+
+/// Records `decision`, taken at `now`, and the scheduler's state `sched` after it in the log of
+/// the `sched` file.
+fn log_decision(dev: &RefluxDev, now: u64, decision: Decision, sched: Scheduler) {
+    let mut log = dev.sched_log.lock();
+    let i = (log.count % LOG_LEN as u64) as usize;
+    if let Some(e) = log.entries.get_mut(i) {
+        *e = (now, Some(decision));
+    }
+    log.count += 1;
+    log.state = sched;
 }

@@ -56,8 +56,8 @@ use kernel::{prelude::*, shared_mem::SharedMem, time::Ktime};
 
 use super::{aes::XtsCache, crc::crc32c, lz4};
 use crate::abi::{
-    ActorShared, PmrLayout, ReqState, BLOCK_SIZE, META_CHECKSUMMED, META_COMPRESSED,
-    META_ENCRYPTED, XTS_KEY_SIZE,
+    ActorShared, PmrLayout, ReqState, SubmissionDescriptor, BLOCK_SIZE, META_CHECKSUMMED,
+    META_COMPRESSED, META_ENCRYPTED, XTS_KEY_SIZE,
 };
 use crate::proto::block_meta::BlockInfo;
 use crate::proto::pipeline::{Direction, Route, Run, Stage, MAX_STAGES};
@@ -573,104 +573,145 @@ pub fn run_stages(
         Some(key) => Some(xts_cache.get(key).map_err(|_| ExecError::Key)?),
         None => None,
     };
-    // A write's first run takes the buffers as raw blocks; every other run inherits the blob.
-    let fresh = matches!(dir, Direction::Write) && run.start == 0;
-    // The side that runs a read's last step hands over the data: nothing may be left undone.
-    let finishes_read = matches!(dir, Direction::Read) && run.end == route.steps();
     let mut stats = [StageStats::default(); MAX_STAGES];
-    let mut output = RunOutput::default();
-
-    let mut result = Ok(());
-    for b in 0..desc.nr_blocks {
-        let i = usize::from(b);
-        let (Some(len), Some(crc), Some(flags)) = (
-            blob.len.get_mut(i),
-            blob.crc.get_mut(i),
-            blob.flags.get_mut(i),
-        ) else {
-            result = Err(ExecError::BadState { block: b });
-            break;
-        };
-        let mut block = if fresh {
-            Block {
-                data: &mut *data,
-                out: &mut *out,
-                len: BLOCK_SIZE as u16,
-                crc: 0,
-                flags: 0,
-                dirty: false,
-            }
-        } else {
-            let f = u16::from(*flags);
-            if !entry_ok(*len, f) {
-                result = Err(ExecError::BadState { block: b });
-                break;
-            }
-            Block {
-                data: &mut *data,
-                out: &mut *out,
-                len: *len,
-                crc: *crc,
-                flags: f,
-                dirty: false,
-            }
-        };
-        if !run.is_empty() {
-            let buf_at = match at(layout.buffer(desc.buf_index.wrapping_add(u32::from(b)))) {
-                Ok(o) => o,
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            };
-            if pmr.read_bytes(buf_at, block.bytes_mut()).is_err() {
-                result = Err(ExecError::Pmr);
-                break;
-            }
-            let lba = desc.lba.wrapping_add(u64::from(b));
-            for (step, s) in plan.steps.iter().zip(stats.iter_mut()) {
-                let Some(step) = step else {
-                    continue;
-                };
-                let bytes_in = usize::from(block.len);
-                let t0 = now_ns();
-                let r = apply(dir, step.stage, &mut block, b, lba, lz4_ws, xts);
-                let host_ns = now_ns().saturating_sub(t0);
-                s.invocations += 1;
-                s.bytes_in += bytes_in as u64;
-                if let Err(e) = r {
-                    s.errors += 1;
-                    result = Err(e);
-                    break;
-                }
-                s.bytes_out += u64::from(block.len);
-                obs.stage_done(step.stage, bytes_in, host_ns);
-            }
-            if result.is_err() {
-                break;
-            }
-            if block.dirty && pmr.write_bytes(buf_at, block.bytes()).is_err() {
-                result = Err(ExecError::Pmr);
-                break;
-            }
-        }
-        if finishes_read {
-            if let Err(e) = check_undone(b, block.len, block.flags) {
-                result = Err(e);
-                break;
-            }
-        }
-        *len = block.len;
-        *crc = block.crc;
-        // `BLOB_FLAGS` fit in the blob's byte (checked by `entry_ok` and the steps).
-        *flags = block.flags as u8;
-        output.bytes += u64::from(block.len);
+    let result = BlockRun {
+        pmr,
+        layout,
+        desc,
+        plan,
+        dir,
+        // A write's first run takes the buffers as raw blocks; every other run inherits the blob.
+        fresh: matches!(dir, Direction::Write) && run.start == 0,
+        // The side that runs a read's last step hands over the data: nothing may be left undone.
+        finishes_read: matches!(dir, Direction::Read) && run.end == route.steps(),
+        lz4_ws,
+        xts,
+        stats: &mut stats,
+        obs: &mut *obs,
     }
+    .blocks(&mut blob, data, out);
     report_stats(pmr, layout, plan, &stats, obs);
-    result?;
+    let bytes = result?;
     pmr.write_bytes(blob_at, &blob.to_bytes())
         .map_err(|_| ExecError::Pmr)?;
-    Ok(output)
+    Ok(RunOutput { bytes })
+}
+
+/// One run of a plan's steps over a request's blocks: what every block's steps share.
+struct BlockRun<'a, P: SharedMem, O: StageObserver> {
+    pmr: &'a P,
+    layout: &'a PmrLayout,
+    desc: SubmissionDescriptor,
+    plan: &'a Plan,
+    dir: Direction,
+    /// The blocks start raw, not from the blob: a write's first run.
+    fresh: bool,
+    /// The run ends a read: every block must come out whole and untransformed.
+    finishes_read: bool,
+    lz4_ws: &'a mut lz4::Workspace,
+    xts: Option<&'a crate::proto::xts::Xts<super::aes::AesCtx>>,
+    /// Per step of the plan, what it did, for [`report_stats`].
+    stats: &'a mut [StageStats; MAX_STAGES],
+    obs: &'a mut O,
+}
+
+impl<P: SharedMem, O: StageObserver> BlockRun<'_, P, O> {
+    /// Runs the steps over the request's blocks one by one in the scratch buffers `data` and
+    /// `out`, each block's state kept in `blob`. Returns the blocks' live bytes; stops at the
+    /// first error, with the statistics counted so far.
+    fn blocks(
+        &mut self,
+        blob: &mut ReqState,
+        data: &mut KBox<[u8; BLOCK]>,
+        out: &mut KBox<[u8; BLOCK]>,
+    ) -> Result<u64, ExecError> {
+        let mut bytes = 0;
+        for b in 0..self.desc.nr_blocks {
+            let i = usize::from(b);
+            let (Some(len), Some(crc), Some(flags)) = (
+                blob.len.get_mut(i),
+                blob.crc.get_mut(i),
+                blob.flags.get_mut(i),
+            ) else {
+                return Err(ExecError::BadState { block: b });
+            };
+            let mut block = if self.fresh {
+                Block {
+                    data: &mut *data,
+                    out: &mut *out,
+                    len: BLOCK_SIZE as u16,
+                    crc: 0,
+                    flags: 0,
+                    dirty: false,
+                }
+            } else {
+                let f = u16::from(*flags);
+                if !entry_ok(*len, f) {
+                    return Err(ExecError::BadState { block: b });
+                }
+                Block {
+                    data: &mut *data,
+                    out: &mut *out,
+                    len: *len,
+                    crc: *crc,
+                    flags: f,
+                    dirty: false,
+                }
+            };
+            if !self.plan.run.is_empty() {
+                self.transform(&mut block, b)?;
+            }
+            if self.finishes_read {
+                check_undone(b, block.len, block.flags)?;
+            }
+            *len = block.len;
+            *crc = block.crc;
+            // `BLOB_FLAGS` fit in the blob's byte (checked by `entry_ok` and the steps).
+            *flags = block.flags as u8;
+            bytes += u64::from(block.len);
+        }
+        Ok(bytes)
+    }
+
+    /// Runs the steps on block `b`: its bytes loaded from its PMR buffer, and stored back if a
+    /// step changed them.
+    fn transform(&mut self, block: &mut Block<'_>, b: u8) -> Result<(), ExecError> {
+        let buf_at = at(self
+            .layout
+            .buffer(self.desc.buf_index.wrapping_add(u32::from(b))))?;
+        if self.pmr.read_bytes(buf_at, block.bytes_mut()).is_err() {
+            return Err(ExecError::Pmr);
+        }
+        let lba = self.desc.lba.wrapping_add(u64::from(b));
+        self.steps(block, b, lba)?;
+        if block.dirty && self.pmr.write_bytes(buf_at, block.bytes()).is_err() {
+            return Err(ExecError::Pmr);
+        }
+        Ok(())
+    }
+
+    /// Applies the plan's steps in order to block `b` (at LBA `lba`): each counted into its
+    /// statistics (a failed one too) and, done, told to the observer.
+    fn steps(&mut self, block: &mut Block<'_>, b: u8, lba: u64) -> Result<(), ExecError> {
+        for (step, s) in self.plan.steps.iter().zip(self.stats.iter_mut()) {
+            let Some(step) = step else {
+                continue;
+            };
+            let bytes_in = usize::from(block.len);
+            let t0 = now_ns();
+            let r = apply(self.dir, step.stage, block, b, lba, self.lz4_ws, self.xts);
+            let host_ns = now_ns().saturating_sub(t0);
+            s.invocations += 1;
+            s.bytes_in += bytes_in as u64;
+            if let Err(e) = r {
+                s.errors += 1;
+                return Err(e);
+            }
+            s.bytes_out += u64::from(block.len);
+            self.obs.stage_done(step.stage, bytes_in, host_ns);
+        }
+        Ok(())
+    }
 }
 
 /// The stages `route` has.

@@ -402,12 +402,24 @@ struct CcmDevModule {
     devices: KVec<CcmDevice>,
 }
 
-impl kernel::Module for CcmDevModule {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
+/// The module parameters that shape the devices, checked.
+struct Params {
+    latency: LatencyModel,
+    uthreads: u32,
+    tenants: u32,
+    /// The reserved window's physical base and size, and each device's memory size, in bytes.
+    base: u64,
+    window: u64,
+    mem: u64,
+}
+
+impl Params {
+    /// Reads and checks the module parameters.
+    fn get() -> Result<Self> {
         let latency = latency_model()?;
-        let uthreads_n = UTHREADS.get();
-        if uthreads_n > 16 {
-            pr_err!("uthreads={uthreads_n} is out of range 0..=16\n");
+        let uthreads = UTHREADS.get();
+        if uthreads > 16 {
+            pr_err!("uthreads={uthreads} is out of range 0..=16\n");
             return Err(EINVAL);
         }
         let tenants = MAX_TENANTS.get();
@@ -431,8 +443,140 @@ impl kernel::Module for CcmDevModule {
             pr_err!("dev_mem_size {mem:#x} must be a non-zero multiple of 2 MiB\n");
             return Err(EINVAL);
         }
-        let slice = mem + REGISTER_SLICE;
-        let fit = window / slice;
+        Ok(Self {
+            latency,
+            uthreads,
+            tenants,
+            base,
+            window,
+            mem,
+        })
+    }
+}
+
+/// A device's mappings: its register block, its memory and, when HDM-H is modelled, what the
+/// device can see of that memory.
+struct Mapped {
+    regs: Arc<MemRemap>,
+    mem: Arc<MemRemap>,
+    vis: Option<Arc<visibility::Visibility>>,
+}
+
+/// Maps device `regs_res` and `mem_res`, writes the register block's reset state and, when HDM-H
+/// is modelled (`observer`), has the observer track the device memory.
+fn map_device(
+    regs_res: MemResource,
+    mem_res: MemResource,
+    p: &Params,
+    observer: Option<&Arc<visibility::Devices>>,
+) -> Result<Mapped> {
+    // The memory types the driver maps them with (x86 PAT refuses a mapping whose type
+    // differs from another mapping's): registers uncached, memory write-combining.
+    let regs = Arc::new(MemRemap::new(regs_res, MapMode::Uncached)?, GFP_KERNEL)?;
+    reset(&regs, p.mem, &p.latency)?;
+    let dev_mem = Arc::new(MemRemap::new(mem_res, MapMode::WriteCombining)?, GFP_KERNEL)?;
+    let vis = match observer {
+        Some(o) => {
+            let v = visibility::Visibility::new(dev_mem.clone(), mem_res.start)?;
+            o.add(v.clone())?;
+            Some(v)
+        }
+        None => None,
+    };
+    Ok(Mapped {
+        regs,
+        mem: dev_mem,
+        vis,
+    })
+}
+
+/// `/sys/kernel/debug/cxl_ccm_dev.N/`, for device `i` whose registers are `regs`.
+fn debugfs_dir(i: u64, regs: Arc<MemRemap>) -> Result<kernel::debugfs::Dir<Owner>> {
+    let dname = CString::try_from_fmt(kernel::fmt!("cxl_ccm_dev.{i}"))?;
+    let mut dir = kernel::debugfs::Dir::<Owner>::new(&dname);
+    dir.show_file(
+        kernel::c_str!("regs"),
+        Arc::new(RegsView { regs }, GFP_KERNEL)?,
+    )?;
+    Ok(dir)
+}
+
+impl CcmDevice {
+    /// Creates device `i` under cxl_test's memory device `parent` (named `name`): its slice of
+    /// the window mapped and reset, its µthreads and engine started, its platform device
+    /// registered for the driver.
+    fn new(
+        i: u64,
+        name: &CStr,
+        parent: ARef<Device>,
+        p: &Params,
+        observer: Option<&Arc<visibility::Devices>>,
+    ) -> Result<Self> {
+        let start = p.base + i * (p.mem + REGISTER_SLICE);
+        let regs_res = MemResource {
+            start,
+            size: abi::REGISTER_BLOCK_SIZE as u64,
+        };
+        let mem_res = MemResource {
+            start: start + REGISTER_SLICE,
+            size: p.mem,
+        };
+        let Mapped {
+            regs,
+            mem: dev_mem,
+            vis,
+        } = map_device(regs_res, mem_res, p, observer)?;
+        let inflight = abi::MAX_TENANTS as usize * tenant::MAX_INFLIGHT as usize;
+        let pool = uthreads::Pool::new(inflight, dev_mem.clone(), p.uthreads == 0)?;
+        let uthreads = uthreads::UThreads::start(p.uthreads, i as u32, &pool)?;
+        // The device's interrupt, an ordinary interrupt resource for the driver.
+        let line = Arc::new(SoftLine::new()?, GFP_KERNEL)?;
+        let irq = line.irq();
+        let regs_view = regs.clone();
+        let cfg = engine::EngineConfig {
+            pool,
+            line,
+            regs,
+            mem: dev_mem,
+            latency: p.latency,
+            round_robin: ROUND_ROBIN.get(),
+            // The tenant windows (one per tenant) come first; partitions follow.
+            windows_end: abi::TENANT_WINDOW_SIZE * u64::from(p.tenants),
+            max_segments: MAX_SEGMENTS,
+            name: i as u32,
+            vis,
+            clock: compute_clock(inflight)?,
+            poll_idle: POLL_IDLE.get(),
+        };
+        let engine = KThread::spawn(kernel::fmt!("cxl_ccm.{i}"), move || engine::run(cfg))?;
+        let pdev = OwnedPlatformDevice::register_with_irqs(
+            kernel::c_str!("cxl_ccm"),
+            i as i32,
+            Some(&parent),
+            &[regs_res, mem_res],
+            &[irq],
+        )?;
+        pr_info!(
+            "cxl_ccm.{i} on {}: registers at {start:#x}, {} MiB device memory at {:#x}\n",
+            name,
+            p.mem >> 20,
+            mem_res.start
+        );
+        Ok(Self {
+            _debugfs: debugfs_dir(i, regs_view)?,
+            _pdev: pdev,
+            _engine: engine,
+            _uthreads: uthreads,
+            _parent: parent,
+        })
+    }
+}
+
+impl kernel::Module for CcmDevModule {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let p = Params::get()?;
+        let slice = p.mem + REGISTER_SLICE;
+        let fit = p.window / slice;
         let want = match MAX_DEVICES.get() {
             0 => fit,
             n => u64::from(n).min(fit),
@@ -451,84 +595,13 @@ impl kernel::Module for CcmDevModule {
             let Some(parent) = platform::find_device(&name) else {
                 break;
             };
-            let start = base + i * slice;
-            let regs_res = MemResource {
-                start,
-                size: abi::REGISTER_BLOCK_SIZE as u64,
-            };
-            let mem_res = MemResource {
-                start: start + REGISTER_SLICE,
-                size: mem,
-            };
-            // The memory types the driver maps them with (x86 PAT refuses a mapping whose type
-            // differs from another mapping's): registers uncached, memory write-combining.
-            let regs = Arc::new(MemRemap::new(regs_res, MapMode::Uncached)?, GFP_KERNEL)?;
-            reset(&regs, mem, &latency)?;
-            let dev_mem = Arc::new(MemRemap::new(mem_res, MapMode::WriteCombining)?, GFP_KERNEL)?;
-            let vis = match &observer {
-                Some(o) => {
-                    let v = visibility::Visibility::new(dev_mem.clone(), mem_res.start)?;
-                    o.add(v.clone())?;
-                    Some(v)
-                }
-                None => None,
-            };
-            let inflight = abi::MAX_TENANTS as usize * tenant::MAX_INFLIGHT as usize;
-            let pool = uthreads::Pool::new(inflight, dev_mem.clone(), uthreads_n == 0)?;
-            let uthreads = uthreads::UThreads::start(uthreads_n, i as u32, &pool)?;
-            // The device's interrupt, an ordinary interrupt resource for the driver.
-            let line = Arc::new(SoftLine::new()?, GFP_KERNEL)?;
-            let irq = line.irq();
-            let regs_view = regs.clone();
-            let cfg = engine::EngineConfig {
-                pool,
-                line,
-                regs,
-                mem: dev_mem,
-                latency,
-                round_robin: ROUND_ROBIN.get(),
-                // The tenant windows (one per tenant) come first; partitions follow.
-                windows_end: abi::TENANT_WINDOW_SIZE * u64::from(tenants),
-                max_segments: MAX_SEGMENTS,
-                name: i as u32,
-                vis,
-                clock: compute_clock(inflight)?,
-                poll_idle: POLL_IDLE.get(),
-            };
-            let engine = KThread::spawn(kernel::fmt!("cxl_ccm.{i}"), move || engine::run(cfg))?;
-            let pdev = OwnedPlatformDevice::register_with_irqs(
-                kernel::c_str!("cxl_ccm"),
-                i as i32,
-                Some(&parent),
-                &[regs_res, mem_res],
-                &[irq],
-            )?;
-            pr_info!(
-                "cxl_ccm.{i} on {}: registers at {start:#x}, {} MiB device memory at {:#x}\n",
-                &*name,
-                mem >> 20,
-                mem_res.start
-            );
-            let dname = CString::try_from_fmt(kernel::fmt!("cxl_ccm_dev.{i}"))?;
-            let mut dir = kernel::debugfs::Dir::<Owner>::new(&dname);
-            dir.show_file(
-                kernel::c_str!("regs"),
-                Arc::new(RegsView { regs: regs_view }, GFP_KERNEL)?,
-            )?;
-            devices.push(
-                CcmDevice {
-                    _debugfs: dir,
-                    _pdev: pdev,
-                    _engine: engine,
-                    _uthreads: uthreads,
-                    _parent: parent,
-                },
-                GFP_KERNEL,
-            )?;
+            let dev = CcmDevice::new(i, &name, parent, &p, observer.as_ref())?;
+            devices.push(dev, GFP_KERNEL)?;
         }
         if devices.is_empty() {
             pr_err!(
-                "no device attached: no cxl_test mock memdev (load cxl_test first), or dev_mem_size {mem:#x} does not fit in the window\n"
+                "no device attached: no cxl_test mock memdev (load cxl_test first), or dev_mem_size {:#x} does not fit in the window\n",
+                p.mem
             );
             return Err(ENODEV);
         }

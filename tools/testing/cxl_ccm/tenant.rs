@@ -172,6 +172,91 @@ fn inside(base: u64, len: u64, lo: u64, hi: u64) -> bool {
     base >= lo && base.checked_add(len).is_some_and(|end| end <= hi)
 }
 
+/// What enabling a tenant fails with: the status for its `error` register, or `None` for an
+/// allocation failure (reported as `STATUS_BAD_CONFIG` by [`Tenant::enable`]).
+type EnableResult<T> = core::result::Result<T, Option<Status>>;
+
+/// Reads a tenant register for [`Tenant::enable`]: an unreadable one is a bad configuration.
+fn reg32(regs: &MemRemap, off: usize) -> EnableResult<u32> {
+    r32(regs, off).map_err(|_| Some(abi::STATUS_BAD_CONFIG))
+}
+
+/// [`reg32`] for a 64-bit register.
+fn reg64(regs: &MemRemap, off: usize) -> EnableResult<u64> {
+    r64(regs, off).map_err(|_| Some(abi::STATUS_BAD_CONFIG))
+}
+
+/// The configuration the host wrote into a tenant's registers before enabling it.
+struct TenantConfig {
+    mode: u32,
+    slot_size: u32,
+    /// The streaming factor.
+    sf: u32,
+    md_slots: u32,
+    pl_slots: u32,
+    order: u32,
+    schedule: u32,
+    /// The index base: the first tag and sequence number.
+    base: u32,
+    part_base: u64,
+    part_size: u64,
+    desc_table: u64,
+    desc_count: u32,
+    checksums: ChecksumTable,
+}
+
+/// The tenant's host region as its shadowed descriptor table describes it.
+struct Shadow {
+    region: HostRegion,
+    layout: RegionLayout<Segments>,
+    /// Where the launch ring's head lies in the host region.
+    launch_head_at: crate::model::dma_plan::SegAddr,
+    /// 1 if the descriptor table was consumed before the host published it, else 0.
+    unpublished: u64,
+}
+
+impl TenantConfig {
+    /// Checks the mode, order and schedule, that the partition lies in device memory of
+    /// `mem_size` bytes past the tenant windows (which end at `windows_end`), and that the
+    /// descriptor table has 1 to `max_segments` segments and lies in the partition.
+    fn check(
+        &self,
+        mem_size: u64,
+        windows_end: u64,
+        max_segments: u32,
+    ) -> core::result::Result<(), Status> {
+        let served = [
+            abi::MODE_AXLE,
+            abi::MODE_RP,
+            abi::MODE_BS,
+            abi::MODE_AXLE_IRQ,
+        ];
+        if !served.contains(&self.mode)
+            || self.order > abi::ORDER_IN_ORDER
+            || self.schedule > abi::SCHEDULE_FIFO
+        {
+            return Err(abi::STATUS_BAD_CONFIG);
+        }
+        if self.part_base < windows_end
+            || !inside(self.part_base, self.part_size, windows_end, mem_size)
+        {
+            return Err(abi::STATUS_BAD_RANGE);
+        }
+        if self.desc_count == 0
+            || self.desc_count > max_segments
+            || !inside(
+                self.desc_table,
+                abi::descriptor_table_size(self.desc_count),
+                self.part_base,
+                self.part_base + self.part_size,
+            )
+        {
+            return Err(abi::STATUS_BAD_DESCRIPTOR);
+        }
+        Ok(())
+    }
+}
+
 impl Tenant {
     /// Enables tenant `index` from its registers (`treg` is the offset of its register page).
     ///
@@ -211,11 +296,69 @@ impl Tenant {
         max_segments: u32,
         round_robin: bool,
         generation: u64,
-    ) -> core::result::Result<KBox<Self>, Option<Status>> {
-        let bad = |s: Status| Some(s);
+    ) -> EnableResult<KBox<Self>> {
         let t = abi::tenant_regs_offset(index);
-        let get32 = |o: usize| r32(regs, t + o).map_err(|_| bad(abi::STATUS_BAD_CONFIG));
-        let get64 = |o: usize| r64(regs, t + o).map_err(|_| bad(abi::STATUS_BAD_CONFIG));
+        let cfg = Self::read_config(regs, t)?;
+        cfg.check(mem.size() as u64, windows_end, max_segments)
+            .map_err(Some)?;
+        let md = RingGeometry::new(cfg.md_slots).map_err(|_| Some(abi::STATUS_BAD_CONFIG))?;
+        let pl = RingGeometry::new(cfg.pl_slots).map_err(|_| Some(abi::STATUS_BAD_CONFIG))?;
+        let sfac = StreamingFactor::new(cfg.sf, cfg.slot_size)
+            .map_err(|_| Some(abi::STATUS_BAD_CONFIG))?;
+        let batcher = Batcher::new(sfac, pl, md).map_err(|_| Some(abi::STATUS_BAD_CONFIG))?;
+        let shadow = Self::read_shadow(index, mem, vis, &cfg, md, pl)?;
+        let in_order = cfg.order == abi::ORDER_IN_ORDER;
+        let exec = Self::executor(shadow.layout, batcher, in_order, cfg.base, md, pl)?;
+        let sched = Self::scheduler(&cfg, round_robin, in_order, index)?;
+        let jobs = KVec::from_elem(Job::default(), JOBS, GFP_KERNEL).map_err(|_| None)?;
+        let window = abi::tenant_window_offset(0, index) as usize;
+        Self::seed_window(mem, vis, window, cfg.base)?;
+        // The mailbox starts one behind the first sequence number: a doorbell left from an
+        // earlier tenant is taken as already handled.
+        let mbox_seen = reg32(regs, t + abi::TREG_MBOX_DOORBELL)?;
+        Self::reset_status_regs(regs, t, cfg.base, shadow.unpublished)?;
+        let tenant = Self {
+            index,
+            mode: cfg.mode,
+            mem: mem.clone(),
+            regs: regs.clone(),
+            mbox_seen,
+            mbox_pending: None,
+            irq_seq: cfg.base.wrapping_sub(1),
+            irq_pending: 0,
+            irq_batches: 0,
+            in_order,
+            streaming_factor: cfg.sf,
+            part_base: cfg.part_base,
+            part_end: cfg.part_base + cfg.part_size,
+            checksums: cfg.checksums,
+            window,
+            next_launch: cfg.base,
+            region: shadow.region,
+            launch_head_at: shadow.launch_head_at,
+            exec,
+            posted: KBox::new(PostedTails::new(), GFP_KERNEL).map_err(|_| None)?,
+            sched,
+            jobs,
+            inflight: 0,
+            generation,
+            launches: 0,
+            busy_ns: 0,
+            busy_since: None,
+            credit_blocked: 0,
+            vis: vis.cloned(),
+            unpublished: shadow.unpublished,
+            model_late: 0,
+            model_deficit_ns: 0,
+            credit_unseen: None,
+        };
+        KBox::new(tenant, GFP_KERNEL).map_err(|_| None)
+    }
+
+    /// Reads the registers of the tenant whose register page is at `t`, in register order.
+    fn read_config(regs: &MemRemap, t: usize) -> EnableResult<TenantConfig> {
+        let get32 = |o: usize| reg32(regs, t + o);
+        let get64 = |o: usize| reg64(regs, t + o);
         let mode = get32(abi::TREG_MODE)?;
         let slot_size = get32(abi::TREG_SLOT_SIZE)?;
         let sf = get32(abi::TREG_STREAMING_FACTOR)?;
@@ -235,79 +378,103 @@ impl Tenant {
             part_base,
             part_base.saturating_add(part_size),
         )
-        .map_err(bad)?;
+        .map_err(Some)?;
+        Ok(TenantConfig {
+            mode,
+            slot_size,
+            sf,
+            md_slots,
+            pl_slots,
+            order,
+            schedule,
+            base,
+            part_base,
+            part_size,
+            desc_table,
+            desc_count,
+            checksums,
+        })
+    }
 
-        let mem_size = mem.size() as u64;
-        let served = [
-            abi::MODE_AXLE,
-            abi::MODE_RP,
-            abi::MODE_BS,
-            abi::MODE_AXLE_IRQ,
-        ];
-        if !served.contains(&mode) || order > abi::ORDER_IN_ORDER || schedule > abi::SCHEDULE_FIFO {
-            return Err(bad(abi::STATUS_BAD_CONFIG));
-        }
-        if part_base < windows_end || !inside(part_base, part_size, windows_end, mem_size) {
-            return Err(bad(abi::STATUS_BAD_RANGE));
-        }
-        if desc_count == 0
-            || desc_count > max_segments
-            || !inside(
-                desc_table,
-                abi::descriptor_table_size(desc_count),
-                part_base,
-                part_base + part_size,
-            )
-        {
-            return Err(bad(abi::STATUS_BAD_DESCRIPTOR));
-        }
-        let md = RingGeometry::new(md_slots).map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
-        let pl = RingGeometry::new(pl_slots).map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
-        let sfac = StreamingFactor::new(sf, slot_size).map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
-        let batcher = Batcher::new(sfac, pl, md).map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
-
-        // The shadowed descriptors, from device memory.
-        let mut raw = [0u8; size_of::<DescriptorTable>()];
-        let at = desc_table as usize;
-        mem.read_bytes(at, &mut raw)
-            .map_err(|_| bad(abi::STATUS_BAD_DESCRIPTOR))?;
-        let table = DescriptorTable::from_bytes(&raw);
-        let mut segs = KVec::with_capacity(desc_count as usize, GFP_KERNEL).map_err(|_| None)?;
-        for i in 0..desc_count as usize {
-            let mut s = [0u8; size_of::<DmaSegment>()];
-            let off = at + size_of::<DescriptorTable>() + i * size_of::<DmaSegment>();
-            mem.read_bytes(off, &mut s)
-                .map_err(|_| bad(abi::STATUS_BAD_DESCRIPTOR))?;
-            segs.push(DmaSegment::from_bytes(&s), GFP_KERNEL)
-                .map_err(|_| None)?;
-        }
+    /// Reads tenant `index`'s shadowed descriptor table from device memory (reporting it if the
+    /// host had not published it), maps its segments and lays the rings `md` and `pl` out on
+    /// them.
+    fn read_shadow(
+        index: u32,
+        mem: &MemRemap,
+        vis: Option<&Arc<Visibility>>,
+        cfg: &TenantConfig,
+        md: RingGeometry,
+        pl: RingGeometry,
+    ) -> EnableResult<Shadow> {
+        let at = cfg.desc_table as usize;
+        let (table, segs) = Self::read_descriptors(mem, at, cfg.desc_count)?;
         let table_bytes = size_of::<DescriptorTable>() + segs.len() * size_of::<DmaSegment>();
         let mut unpublished = 0;
         if vis.is_some_and(|v| !v.consistent(at, table_bytes)) {
             violation(index, "the descriptor table", at);
             unpublished += 1;
         }
-        let region = HostRegion::map(&segs).map_err(|_| bad(abi::STATUS_DMA_FAULT))?;
-        let layout = RegionLayout::new(&table, Segments(segs), md, pl, slot_size)
-            .map_err(|_| bad(abi::STATUS_BAD_DESCRIPTOR))?;
+        let region = HostRegion::map(&segs).map_err(|_| Some(abi::STATUS_DMA_FAULT))?;
+        let layout = RegionLayout::new(&table, Segments(segs), md, pl, cfg.slot_size)
+            .map_err(|_| Some(abi::STATUS_BAD_DESCRIPTOR))?;
         let launch_head_off = layout.headers_offset() + offset_of!(RingHeaders, launch) as u64;
         let launch_head_at = layout
             .translate(launch_head_off, 4)
-            .map_err(|_| bad(abi::STATUS_BAD_DESCRIPTOR))?;
+            .map_err(|_| Some(abi::STATUS_BAD_DESCRIPTOR))?;
+        Ok(Shadow {
+            region,
+            layout,
+            launch_head_at,
+            unpublished,
+        })
+    }
 
-        let in_order = order == abi::ORDER_IN_ORDER;
+    /// Reads the descriptor table at device-memory offset `at` and the `count` segments after
+    /// it.
+    fn read_descriptors(
+        mem: &MemRemap,
+        at: usize,
+        count: u32,
+    ) -> EnableResult<(DescriptorTable, KVec<DmaSegment>)> {
+        let mut raw = [0u8; size_of::<DescriptorTable>()];
+        mem.read_bytes(at, &mut raw)
+            .map_err(|_| Some(abi::STATUS_BAD_DESCRIPTOR))?;
+        let table = DescriptorTable::from_bytes(&raw);
+        let mut segs = KVec::with_capacity(count as usize, GFP_KERNEL).map_err(|_| None)?;
+        for i in 0..count as usize {
+            let mut s = [0u8; size_of::<DmaSegment>()];
+            let off = at + size_of::<DescriptorTable>() + i * size_of::<DmaSegment>();
+            mem.read_bytes(off, &mut s)
+                .map_err(|_| Some(abi::STATUS_BAD_DESCRIPTOR))?;
+            segs.push(DmaSegment::from_bytes(&s), GFP_KERNEL)
+                .map_err(|_| None)?;
+        }
+        Ok((table, segs))
+    }
+
+    /// The tenant's DMA executor: with a reorder window from tag `base` if `in_order`, and the
+    /// credits of the rings `pl` and `md` from index `base`.
+    fn executor(
+        layout: RegionLayout<Segments>,
+        batcher: Batcher,
+        in_order: bool,
+        base: u32,
+        md: RingGeometry,
+        pl: RingGeometry,
+    ) -> EnableResult<Exec> {
         let sequencer = if in_order {
             let window =
-                RingGeometry::new(REORDER_WINDOW).map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
+                RingGeometry::new(REORDER_WINDOW).map_err(|_| Some(abi::STATUS_BAD_CONFIG))?;
             Sequencer::InOrder(
                 ReorderBuffer::new(window, [0u64; 1], base)
-                    .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?,
+                    .map_err(|_| Some(abi::STATUS_BAD_CONFIG))?,
             )
         } else {
             Sequencer::OutOfOrder
         };
         let buffers = HeapBuffers::new(QUEUE_RECORDS, REORDER_WINDOW as usize).map_err(|_| None)?;
-        let exec = Exec::new(
+        Exec::new(
             layout,
             batcher,
             sequencer,
@@ -315,11 +482,19 @@ impl Tenant {
             DeviceCredit::new(md, RingIndex::new(base)),
             buffers,
         )
-        .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
+        .map_err(|_| Some(abi::STATUS_BAD_CONFIG))
+    }
 
+    /// The chunk scheduler of tenant `index`, its sequence starting at the index base.
+    fn scheduler(
+        cfg: &TenantConfig,
+        round_robin: bool,
+        in_order: bool,
+        index: u32,
+    ) -> EnableResult<KBox<Scheduler<JOBS>>> {
         // In-order streaming wants chunks in launch order; out of order, round-robin lets a short
         // launch overtake a long one (AXLE Table III).
-        let policy = if round_robin && !in_order && schedule == abi::SCHEDULE_DEFAULT {
+        let policy = if round_robin && !in_order && cfg.schedule == abi::SCHEDULE_DEFAULT {
             Policy::RoundRobin
         } else {
             Policy::Fifo
@@ -327,24 +502,30 @@ impl Tenant {
         let mut sched = KBox::new(Scheduler::new(policy), GFP_KERNEL).map_err(|_| None)?;
         let tenant16 = index as u16;
         sched
-            .reset_tenant(tenant16, base)
-            .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?;
-        let jobs = KVec::from_elem(Job::default(), JOBS, GFP_KERNEL).map_err(|_| None)?;
+            .reset_tenant(tenant16, cfg.base)
+            .map_err(|_| Some(abi::STATUS_BAD_CONFIG))?;
+        Ok(sched)
+    }
 
-        // Seed the launch slots one lap behind, so no slot looks written before the host
-        // writes it.
-        let window = abi::tenant_window_offset(0, index) as usize;
+    /// Seeds the tenant window at `window` for index base `base`: the launch slots one lap
+    /// behind, so no slot looks written before the host writes it, and the sync completion one
+    /// behind the first tag. Flushes them and marks them seen (the device wrote them itself).
+    fn seed_window(
+        mem: &MemRemap,
+        vis: Option<&Arc<Visibility>>,
+        window: usize,
+        base: u32,
+    ) -> EnableResult<()> {
         for slot in 0..abi::LAUNCH_SLOTS {
             let off = window + abi::TWIN_LAUNCH + slot as usize * size_of::<LaunchPacket>();
             mem.atomic_u32(off)
-                .map_err(|_| bad(abi::STATUS_BAD_RANGE))?
+                .map_err(|_| Some(abi::STATUS_BAD_RANGE))?
                 .store(abi::launch_slot_initial_tag(slot, base), Ordering::Relaxed);
         }
-        // The sync completion and the mailbox start one behind the first tag / sequence number;
-        // a doorbell left from an earlier tenant is taken as already handled.
+        // The sync completion starts one behind the first tag.
         let done_tag = window + abi::TWIN_COMPLETION + offset_of!(SyncCompletion, done_tag);
         mem.atomic_u32(done_tag)
-            .map_err(|_| bad(abi::STATUS_BAD_RANGE))?
+            .map_err(|_| Some(abi::STATUS_BAD_RANGE))?
             .store(base.wrapping_sub(1), Ordering::Relaxed);
         // Write-combining memory: out of this CPU's buffers before the tenant is enabled. The
         // device sees its own stores at once.
@@ -358,55 +539,30 @@ impl Tenant {
             }
             v.see(done_tag, 4);
         }
-        let mbox_seen = get32(abi::TREG_MBOX_DOORBELL)?;
+        Ok(())
+    }
+
+    /// Resets the status registers of the tenant whose register page is at `t`: the interrupt
+    /// sequence and the mailbox one behind `base`, no credit stall, and `unpublished`.
+    fn reset_status_regs(
+        regs: &MemRemap,
+        t: usize,
+        base: u32,
+        unpublished: u64,
+    ) -> EnableResult<()> {
         regs.atomic_u32(t + abi::TREG_IRQ_SEQ)
-            .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?
+            .map_err(|_| Some(abi::STATUS_BAD_CONFIG))?
             .store(base.wrapping_sub(1), Ordering::Release);
         regs.atomic_u32(t + abi::TREG_MBOX_DONE)
-            .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?
+            .map_err(|_| Some(abi::STATUS_BAD_CONFIG))?
             .store(base.wrapping_sub(1), Ordering::Release);
         regs.atomic_u64(t + abi::TREG_CREDIT_BLOCKED)
-            .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?
+            .map_err(|_| Some(abi::STATUS_BAD_CONFIG))?
             .store(0, Ordering::Release);
         regs.atomic_u64(t + abi::TREG_UNPUBLISHED)
-            .map_err(|_| bad(abi::STATUS_BAD_CONFIG))?
+            .map_err(|_| Some(abi::STATUS_BAD_CONFIG))?
             .store(unpublished, Ordering::Release);
-        let tenant = Self {
-            index,
-            mode,
-            mem: mem.clone(),
-            regs: regs.clone(),
-            mbox_seen,
-            mbox_pending: None,
-            irq_seq: base.wrapping_sub(1),
-            irq_pending: 0,
-            irq_batches: 0,
-            in_order,
-            streaming_factor: sf,
-            part_base,
-            part_end: part_base + part_size,
-            checksums,
-            window,
-            next_launch: base,
-            region,
-            launch_head_at,
-            exec,
-            posted: KBox::new(PostedTails::new(), GFP_KERNEL).map_err(|_| None)?,
-            sched,
-            jobs,
-            inflight: 0,
-            generation,
-            launches: 0,
-            busy_ns: 0,
-            busy_since: None,
-            credit_blocked: 0,
-            vis: vis.cloned(),
-            unpublished,
-            model_late: 0,
-            model_deficit_ns: 0,
-            credit_unseen: None,
-        };
-        KBox::new(tenant, GFP_KERNEL).map_err(|_| None)
+        Ok(())
     }
 
     /// The executor's counters.

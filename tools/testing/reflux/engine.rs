@@ -237,19 +237,45 @@ impl Engine {
         if done_at.load(Ordering::Acquire) != seq {
             return None;
         }
-        let blocks = run.blocks();
-        let mut ops = [eabi::OP_NONE; 8];
-        for (op, stage) in ops.iter_mut().zip(run.stages().iter()) {
-            *op = match stage {
-                Some(Stage::Crc32c) if run.is_write() => eabi::OP_CRC32C,
-                Some(Stage::Lz4) if run.is_write() => eabi::OP_LZ4_COMPRESS,
-                Some(Stage::AesXts) if run.is_write() => eabi::OP_XTS_ENCRYPT,
-                Some(Stage::Crc32c) => eabi::OP_CRC32C_VERIFY,
-                Some(Stage::Lz4) => eabi::OP_LZ4_DECOMPRESS,
-                Some(Stage::AesXts) => eabi::OP_XTS_DECRYPT,
-                None => eabi::OP_NONE,
-            };
+        self.write_job(s, run)?;
+        let next = seq.wrapping_add(1);
+        // Release: the job before its number.
+        seq_at.store(next, Ordering::Release);
+        loop {
+            if done_at.load(Ordering::Acquire) == next {
+                break;
+            }
+            if crate::cores::now_ns().saturating_sub(t0) > JOB_TIMEOUT_NS {
+                return None;
+            }
+            kthread::usleep_range(50, 100);
         }
+        if self
+            .u32_at(s + offset_of!(Slot, status))?
+            .load(Ordering::Relaxed)
+            != eabi::STATUS_OK
+        {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        let out = self.read_results(core.slot, run.blocks().len())?;
+        if !external::check(run, out.blocks()) {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            pr_warn_ratelimited!(
+                "reflux engine: slot {}: the results do not follow from the job; the core runs it\n",
+                core.slot
+            );
+            return None;
+        }
+        self.jobs.fetch_add(1, Ordering::Relaxed);
+        Some(out)
+    }
+
+    /// Writes `run` as a job into the slot at window offset `s`: its block count, operations,
+    /// LBA, key and input blocks. `None` if the window refuses a write.
+    fn write_job(&self, s: usize, run: &ExternalRun) -> Option<()> {
+        let blocks = run.blocks();
+        let ops = job_ops(run);
         self.u32_at(s + offset_of!(Slot, nr_blocks))?
             .store(blocks.len() as u32, Ordering::Relaxed);
         self.window
@@ -272,31 +298,18 @@ impl Engine {
             let at = s + offset_of!(Slot, blocks_in) + b * e.len();
             self.window.write_bytes(at, &e).ok()?;
         }
-        let next = seq.wrapping_add(1);
-        // Release: the job before its number.
-        seq_at.store(next, Ordering::Release);
-        loop {
-            if done_at.load(Ordering::Acquire) == next {
-                break;
-            }
-            if crate::cores::now_ns().saturating_sub(t0) > JOB_TIMEOUT_NS {
-                return None;
-            }
-            kthread::usleep_range(50, 100);
-        }
-        if self
-            .u32_at(s + offset_of!(Slot, status))?
-            .load(Ordering::Relaxed)
-            != eabi::STATUS_OK
-        {
-            self.refused.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
+        Some(())
+    }
+
+    /// The first `nr` output blocks the engine left in slot `slot`, unchecked. `None` if the
+    /// window refuses a read.
+    fn read_results(&self, slot: u32, nr: usize) -> Option<Results> {
+        let s = eabi::slot_offset(slot);
         let mut out = Results {
             out: [BlockOut::default(); eabi::MAX_BLOCKS],
-            nr: blocks.len(),
+            nr,
         };
-        for (b, o) in out.out.iter_mut().enumerate().take(blocks.len()) {
+        for (b, o) in out.out.iter_mut().enumerate().take(nr) {
             let mut e = [0u8; size_of::<eabi::BlockOut>()];
             let at = s + offset_of!(Slot, blocks_out) + b * e.len();
             self.window.read_bytes(at, &mut e).ok()?;
@@ -310,18 +323,9 @@ impl Engine {
                 len: u16_at(4),
                 flags: u16_at(6),
                 len_after,
-                output: (u16_at(12) != 0).then(|| eabi::output_offset(core.slot, b)),
+                output: (u16_at(12) != 0).then(|| eabi::output_offset(slot, b)),
             };
         }
-        if !external::check(run, out.blocks()) {
-            self.refused.fetch_add(1, Ordering::Relaxed);
-            pr_warn_ratelimited!(
-                "reflux engine: slot {}: the results do not follow from the job; the core runs it\n",
-                core.slot
-            );
-            return None;
-        }
-        self.jobs.fetch_add(1, Ordering::Relaxed);
         Some(out)
     }
 
@@ -329,6 +333,24 @@ impl Engine {
     pub(crate) fn memory(&self) -> &MemRemap {
         &self.window
     }
+}
+
+/// The engine's operation for each stage of `run`, in order: a write's transforms, or a read's
+/// inverses.
+fn job_ops(run: &ExternalRun) -> [u8; 8] {
+    let mut ops = [eabi::OP_NONE; 8];
+    for (op, stage) in ops.iter_mut().zip(run.stages().iter()) {
+        *op = match stage {
+            Some(Stage::Crc32c) if run.is_write() => eabi::OP_CRC32C,
+            Some(Stage::Lz4) if run.is_write() => eabi::OP_LZ4_COMPRESS,
+            Some(Stage::AesXts) if run.is_write() => eabi::OP_XTS_ENCRYPT,
+            Some(Stage::Crc32c) => eabi::OP_CRC32C_VERIFY,
+            Some(Stage::Lz4) => eabi::OP_LZ4_DECOMPRESS,
+            Some(Stage::AesXts) => eabi::OP_XTS_DECRYPT,
+            None => eabi::OP_NONE,
+        };
+    }
+    ops
 }
 
 // The engine's interface has one slot per core, and a core's job is a request.
