@@ -11,8 +11,10 @@
 # that reports fewer results than its plan.
 
 # Where say and the runner write, appending (init: the tests' serial port); a
-# suite writes to its standard output, which the runner sends there.
-OUT=${OUT:-/dev/stdout}
+# suite writes to its standard output, which the runner sends there. Not
+# /dev/stdout: devtmpfs has no such link, and the first write would create a
+# file of that name.
+OUT=${OUT:-/proc/self/fd/1}
 
 # The VM's parameters: what qemu.sh put on the kernel command line.
 for arg in $(cat /proc/cmdline); do
