@@ -52,11 +52,10 @@
 //!   suite is skipped (one skip, unless it already reported its skips);
 //! - any other non-zero `rc` without a failed test: failure
 //!   `suite <name> exited with rc=<n>`;
-//! - `rc=0`, no failure so far, no indented result (plain TAP, not KTAP)
-//!   and fewer results than planned: failure
-//!   `suite <name> planned <N> tests, reported <M>` (the missing tests did
-//!   not run). More results than planned are not a failure: the init may
-//!   add its own results after a program's.
+//! - `rc=0`, no failure so far, no indented result (plain TAP, not KTAP),
+//!   a plan printed and another number of results than planned: failure
+//!   `suite <name> planned <N> tests, reported <M>` (fewer: the missing
+//!   tests did not run; more: a check ran that the plan does not count).
 //!
 //! A suite that is still running at the next `begin`, at `done` or at the
 //! end of the log is a failure `suite <name> did not finish` (its results

@@ -72,6 +72,8 @@ struct OpenSuite {
     results: Vec<TapResult>,
     /// The sum of the plans `1..N` at the start of a line.
     planned: u64,
+    /// Whether the suite printed a plan at all.
+    plan_seen: bool,
     /// The reason of the first `Bail out!` at the start of a line.
     bail_out: Option<String>,
 }
@@ -82,6 +84,7 @@ impl OpenSuite {
             name: name.to_string(),
             results: Vec::new(),
             planned: 0,
+            plan_seen: false,
             bail_out: None,
         }
     }
@@ -92,24 +95,27 @@ impl OpenSuite {
             self.results.push(result);
         } else if let Some(n) = parse_plan(output) {
             self.planned = self.planned.saturating_add(n);
+            self.plan_seen = true;
         } else if let Some(reason) = parse_bail_out(output) {
             self.bail_out.get_or_insert_with(|| reason.to_string());
         }
     }
 
-    /// `(planned, reported)` if the suite is plain TAP and reported fewer
-    /// results than its plans announced: the missing tests did not run.
+    /// `(planned, reported)` if the suite is plain TAP, printed a plan and
+    /// reported another number of results than its plans announced: fewer,
+    /// and the missing tests did not run; more, and a check ran that its
+    /// plan does not count (a loop that ran more often than the suite meant).
     ///
     /// Only plain TAP (no indented result) is checked. In KTAP a plan at the
     /// start of a line may announce the indented subtests (KUnit's debugfs
     /// results of older kernels) or the one suite line (newer ones), and a
     /// missing subtest already shows as the suite's `not ok`.
-    fn missing_results(&self) -> Option<(u64, u64)> {
-        if self.results.iter().any(|r| r.indent > 0) {
+    fn plan_mismatch(&self) -> Option<(u64, u64)> {
+        if !self.plan_seen || self.results.iter().any(|r| r.indent > 0) {
             return None;
         }
         let reported = self.results.len() as u64;
-        (reported < self.planned).then_some((self.planned, reported))
+        (reported != self.planned).then_some((self.planned, reported))
     }
 }
 
@@ -172,7 +178,8 @@ pub fn tally_tests_log(text: &str) -> Tally {
 ///
 /// Besides its results the suite fails once for the first that applies: a
 /// `Bail out!`; a non-zero `rc` (but KSFT_SKIP) without a failed test; `rc=0`
-/// with no result; `rc=0`, no failure, and fewer results than planned.
+/// with no result; `rc=0`, no failure, and another number of results than
+/// planned.
 fn finished(suite: OpenSuite, rc: i64) -> Tally {
     let name = &suite.name;
     let mut tally = tally_results(name, &suite.results);
@@ -192,7 +199,7 @@ fn finished(suite: OpenSuite, rc: i64) -> Tally {
         tally.fail(format!("suite {name} exited with rc={rc}"));
     }
     if rc == 0 && tally.failed == 0 {
-        if let Some((planned, reported)) = suite.missing_results() {
+        if let Some((planned, reported)) = suite.plan_mismatch() {
             tally.fail(format!(
                 "suite {name} planned {planned} tests, reported {reported}"
             ));
@@ -374,7 +381,7 @@ mod tests {
     }
 
     #[test]
-    fn fewer_results_than_planned() {
+    fn results_must_match_the_plan() {
         let log = "##cxlstack begin a\nTAP version 13\n1..3\nok 1 x\nok 2 y\n##cxlstack end a rc=0\n##cxlstack done\n";
         let t = tally_tests_log(log);
         assert_eq!(counts(&t), (2, 1, 0));
@@ -382,9 +389,21 @@ mod tests {
             t.failures,
             vec!["suite a planned 3 tests, reported 2".to_string()]
         );
-        // More results than planned (the init's own results after a program's): not a failure.
+        // More results than planned: a check the plan does not count.
         let log =
             "##cxlstack begin a\n1..1\nok 1 x\nok 2 y\n##cxlstack end a rc=0\n##cxlstack done\n";
+        let t = tally_tests_log(log);
+        assert_eq!(counts(&t), (2, 1, 0));
+        assert_eq!(
+            t.failures,
+            vec!["suite a planned 1 tests, reported 2".to_string()]
+        );
+        // No plan at all: nothing to compare with.
+        let log = "##cxlstack begin a\nok 1 x\nok 2 y\n##cxlstack end a rc=0\n##cxlstack done\n";
+        assert_eq!(counts(&tally_tests_log(log)), (2, 0, 0));
+        // Exactly the plan.
+        let log =
+            "##cxlstack begin a\n1..2\nok 1 x\nok 2 y\n##cxlstack end a rc=0\n##cxlstack done\n";
         assert_eq!(counts(&tally_tests_log(log)), (2, 0, 0));
     }
 
