@@ -13,7 +13,7 @@
 use kernel::{memremap::MemRemap, shared_mem::SharedMem};
 
 use crate::abi;
-use crate::tenant::Status;
+use crate::status::Status;
 
 /// Where the checksums of the tenant's records go.
 ///

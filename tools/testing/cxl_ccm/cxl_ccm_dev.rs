@@ -46,6 +46,7 @@ mod checksums;
 mod engine;
 mod host_dma;
 mod pacer;
+mod status;
 mod tenant;
 mod uthreads;
 mod visibility;

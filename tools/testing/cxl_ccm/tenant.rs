@@ -32,6 +32,7 @@ use crate::pacer::{now_ns, Pacer};
 use crate::proto::batcher::{Batcher, ReorderBuffer, Sequencer, StreamingFactor};
 use crate::proto::credit::DeviceCredit;
 use crate::proto::ring::{RingGeometry, RingIndex};
+use crate::status::Status;
 use crate::uthreads::{Done, Pool, Ticket};
 use crate::visibility::Visibility;
 use kernel::irq::SoftLine;
@@ -88,9 +89,6 @@ struct Job {
     /// When the device took the launch, ns: the modelled CCM may start its chunks then.
     arrived_ns: u64,
 }
-
-/// Why a tenant cannot be served: the value for its `error` register.
-pub(crate) type Status = u16;
 
 /// What the device needs to serve one tenant.
 pub(crate) struct Tenant {

@@ -30,6 +30,7 @@ use kernel::{
 use crate::actor::{
     aes::AesCtx,
     crc::crc32c,
+    exec::now_ns,
     external::{self, BlockOut, ExternalRun},
     lz4,
 };
@@ -116,18 +117,18 @@ fn calibrate() -> Result<[u64; 3]> {
     let mut best = [u64::MAX; 3];
     let mut sink = 0u32;
     for _ in 0..CALIBRATION_RUNS {
-        let t0 = crate::cores::now_ns();
+        let t0 = now_ns();
         sink ^= crc32c(0, &src[..]);
-        let t1 = crate::cores::now_ns();
+        let t1 = now_ns();
         if let lz4::Compressed::Stored(n) = lz4::compress(&mut ws, &src, &mut dst) {
             sink ^= u32::from(n);
         }
-        let t2 = crate::cores::now_ns();
+        let t2 = now_ns();
         dst.copy_from_slice(&src[..]);
         if xts.encrypt(0, &mut dst[..]).is_ok() {
             sink ^= u32::from(dst[0]);
         }
-        let t3 = crate::cores::now_ns();
+        let t3 = now_ns();
         let times = [
             t1.saturating_sub(t0),
             t2.saturating_sub(t1),
@@ -221,7 +222,7 @@ impl Engine {
     }
 
     fn try_run(&self, core: &mut EngineCore, run: &ExternalRun) -> Option<Results> {
-        let t0 = crate::cores::now_ns();
+        let t0 = now_ns();
         // The fault injection, passed on before every job (a module parameter has no notifier).
         if let Some(p) = self.u32_at(offset_of!(Header, pause)) {
             p.store(u32::from(crate::ENGINE_PAUSE.get()), Ordering::Release);
@@ -245,7 +246,7 @@ impl Engine {
             if done_at.load(Ordering::Acquire) == next {
                 break;
             }
-            if crate::cores::now_ns().saturating_sub(t0) > JOB_TIMEOUT_NS {
+            if now_ns().saturating_sub(t0) > JOB_TIMEOUT_NS {
                 return None;
             }
             kthread::usleep_range(50, 100);

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `WAIT` and `poll()`: waiting for records, and the deadlock check.
+
+use core::sync::atomic::Ordering;
+use kernel::{pr_warn_ratelimited, prelude::*, wait::WaitOutcome};
+
+use super::poller::Waiting;
+use super::{streams, Tenant};
+use crate::abi;
+use crate::proto::ring::RingIndex;
+use crate::uapi;
+
+impl Tenant {
+    /// `WAIT_FLAG_DEADLOCK`: whether fewer than `min` records past `head` are ready and no more
+    /// can arrive before a release. Publishes every released credit first, so that the device
+    /// has been given everything the caller gave back.
+    fn stuck(&self, head: u32, min: u32) -> Result<bool> {
+        let core = self.core();
+        let mut st = core.state.lock();
+        core.scan_locked(&mut st)?;
+        if core.ready_after(head) >= min {
+            return Ok(false);
+        }
+        if !streams(core.cfg.mode) {
+            // RP, BS: the driver is the producer; what is still queued after a drain has no
+            // room under the released heads, and what the device completes next queues behind.
+            if st.producer.is_pending() {
+                core.drain(&mut st)?;
+            }
+            return Ok(st.producer.is_pending());
+        }
+        let hw_guard = self.dev.hw.lock();
+        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let (md_head, pl_head) = (st.md_head, st.gap.head());
+        let (Ok(md), Ok(pl)) = (st.md_pub.flush(md_head), st.pl_pub.flush(pl_head)) else {
+            pr_warn_ratelimited!("WAIT: heads out of the device's credit window\n");
+            return Err(EIO);
+        };
+        if let Some(h) = md {
+            core.store_head(hw, true, h)?;
+            st.counters.published += 1;
+        }
+        if let Some(h) = pl {
+            core.store_head(hw, false, h)?;
+            st.counters.published += 1;
+        }
+        // A CXL.io register read. Acquire: pairs with the device's release store.
+        core.stalled(core.link.io_read());
+        let blocked = hw
+            .regs
+            .try_read64(abi::tenant_regs_offset(self.index) + abi::TREG_CREDIT_BLOCKED)?;
+        // Blocked under older heads is not enough: the device has yet to read the new ones.
+        if blocked != abi::credit_blocked(st.md_pub.published().raw(), st.pl_pub.published().raw())
+        {
+            return Ok(false);
+        }
+        // Records may have arrived between the scan above and this read, and filled the rings
+        // that the device is now blocked on. It states "blocked" only once what it streamed
+        // is visible (on PCIe the register read cannot pass its earlier posted writes), so a
+        // second scan sees them: only if they are still too few is it a deadlock.
+        core.scan_locked(&mut st)?;
+        Ok(core.ready_after(head) < min)
+    }
+
+    /// `CXL_CCM_IOC_WAIT`.
+    pub(crate) fn wait(&self, arg: &mut uapi::Wait) -> Result {
+        if arg.min_records == 0
+            || arg.flags & !uapi::WAIT_FLAG_DEADLOCK != 0
+            || arg.reserved0 != 0
+            || arg.reserved != [0; 2]
+        {
+            pr_warn_ratelimited!(
+                "WAIT: min_records must be at least 1, flags known and reserved 0\n"
+            );
+            return Err(EINVAL);
+        }
+        let core = self.core();
+        {
+            let mut st = core.state.lock();
+            core.scan_locked(&mut st)?;
+            let head = RingIndex::new(arg.metadata_head);
+            if head.is_before(st.md_head)
+                || head.distance_from(st.md_head) > st.scanned.distance_from(st.md_head)
+            {
+                pr_warn_ratelimited!(
+                    "WAIT: metadata head {} is not a received record\n",
+                    arg.metadata_head
+                );
+                return Err(EINVAL);
+            }
+        }
+        let min = arg.min_records;
+        let head = arg.metadata_head;
+        let deadline = match arg.timeout_ns {
+            uapi::WAIT_FOREVER => None,
+            ns => Some(crate::link::now_ns().saturating_add(ns)),
+        };
+        // Held while this call waits in a polled mode: the poller polls for it until it returns.
+        let mut waiting = None;
+        loop {
+            // The outputs are filled in on a timeout too.
+            let ready = core.ready_after(head);
+            arg.ready = ready;
+            arg.metadata_tail = core.scanned.load(Ordering::Acquire);
+            if ready >= min {
+                return Ok(());
+            }
+            let deadlock = arg.flags & uapi::WAIT_FLAG_DEADLOCK != 0;
+            if deadlock && self.stuck(head, min)? {
+                arg.ready = core.ready_after(head);
+                arg.metadata_tail = core.scanned.load(Ordering::Acquire);
+                return Err(kernel::errno::edeadlk());
+            }
+            if arg.timeout_ns == 0 {
+                return Err(EAGAIN);
+            }
+            let left = match deadline {
+                None => None,
+                Some(d) => {
+                    let now = crate::link::now_ns();
+                    if now >= d {
+                        return Err(kernel::errno::etimedout());
+                    }
+                    Some(crate::ns_to_jiffies(d - now))
+                }
+            };
+            if let Some(code) = self.tenant_error()? {
+                pr_warn_ratelimited!("WAIT: the device stopped the tenant (status {})\n", code);
+                return Err(EIO);
+            }
+            // Polled modes: the poller polls and wakes us; wake at least every jiffy to re-check
+            // the device and the deadline. AXLE_IRQ: the interrupt wakes us; the timeout is
+            // only a watchdog against a lost interrupt.
+            // A deadlock check must see the device block without an interrupt for it.
+            let irq = core.cfg.mode == abi::MODE_AXLE_IRQ && !deadlock;
+            let watchdog = if irq {
+                crate::ns_to_jiffies(100_000_000)
+            } else {
+                if waiting.is_none() {
+                    waiting = Some(Waiting::new(core));
+                }
+                1
+            };
+            let step = left.map_or(watchdog, |l| l.min(watchdog));
+            let seen = core.interrupts.load(Ordering::Relaxed);
+            let woken =
+                || core.ready_after(head) >= min || core.interrupts.load(Ordering::Relaxed) != seen;
+            let outcome = match core.wq.wait_interruptible_timeout(Some(step), woken) {
+                // A restart would start the timeout again: a caller signalled more often than
+                // its timeout would never time out. A finite wait ends with `EINTR` (outputs
+                // written) and the caller waits again for what is left of its own deadline.
+                Err(e) if e == ERESTARTSYS && deadline.is_some() => return Err(EINTR),
+                r => r?,
+            };
+            if outcome == WaitOutcome::Done && core.ready_after(head) >= min {
+                continue;
+            }
+            // A poller error leaves `broken` set: report it.
+            core.progress()?;
+        }
+    }
+
+    /// `poll()`: readable while records beyond the released metadata head are ready.
+    pub(crate) fn poll(&self, table: &kernel::wait::PollTable) -> Result<u32> {
+        let core = self.core();
+        table.register(&core.wq);
+        let mut st = core.state.lock();
+        if core.scan_locked(&mut st).is_err() {
+            return Ok(kernel::wait::POLL_ERROR);
+        }
+        if st.scanned != st.md_head {
+            return Ok(kernel::wait::POLL_READABLE);
+        }
+        drop(st);
+        if self.core.cfg.mode != abi::MODE_AXLE_IRQ {
+            self.arm();
+        }
+        Ok(0)
+    }
+}
