@@ -23,6 +23,7 @@ use crate::{
     actor::control,
     proto::pipeline::Side,
     queue::RefluxDev,
+    stats::Counter,
 };
 
 /// The `stats` file of one device.
@@ -35,29 +36,29 @@ impl Show for DevStats {
         let s = &self.dev.stats;
         let get = |c: &core::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
         for (k, v) in [
-            ("submitted", get(&s.submitted)),
-            ("completed", get(&s.completed)),
-            ("errors", get(&s.errors)),
-            ("polled", get(&s.polled)),
-            ("host_runs", get(&s.host_runs)),
-            ("parked", get(&s.parked)),
-            ("reroutes", get(&s.reroutes)),
-            ("migrations", get(&s.migrations)),
+            ("submitted", s.get(Counter::Submitted)),
+            ("completed", s.get(Counter::Completed)),
+            ("errors", s.get(Counter::Errors)),
+            ("polled", s.get(Counter::Polled)),
+            ("host_runs", s.get(Counter::HostRuns)),
+            ("parked", s.get(Counter::Parked)),
+            ("reroutes", s.get(Counter::Reroutes)),
+            ("migrations", s.get(Counter::Migrations)),
             (
                 "migrate_phase",
                 u64::from(self.dev.migrate_phase.load(Ordering::Relaxed)),
             ),
-            ("written_bytes", get(&s.written_bytes)),
-            ("stored_bytes", get(&s.stored_bytes)),
+            ("written_bytes", s.get(Counter::WrittenBytes)),
+            ("stored_bytes", s.get(Counter::StoredBytes)),
             ("attachments", self.dev.attach.table().len() as u64),
             (
                 "pagecache_node",
                 self.dev.pagecache.node.map_or(u64::MAX, |n| n as u64),
             ),
             ("pagecache_tagged", get(&self.dev.pagecache.tagged)),
-            ("irq_polled", get(&s.irq_polled)),
-            ("host_deferred", get(&s.host_deferred)),
-            ("host_shared_scratch", get(&s.host_shared_scratch)),
+            ("irq_polled", s.get(Counter::IrqPolled)),
+            ("host_deferred", s.get(Counter::HostDeferred)),
+            ("host_shared_scratch", s.get(Counter::HostSharedScratch)),
             ("pagecache_stale", get(&self.dev.pagecache.stale)),
         ] {
             writeln!(out, "{k} {v}")?;

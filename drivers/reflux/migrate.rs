@@ -47,6 +47,7 @@ use crate::proto::checkpoint::{recover, Outcome};
 use crate::proto::pipeline::Side;
 use crate::proto::request::epoch_tag;
 use crate::queue::RefluxDev;
+use crate::stats::Counter;
 
 /// Requests per side request-level dispatch profiles before its cost model is fixed.
 const DISPATCH_PROFILE: u32 = 32;
@@ -322,7 +323,7 @@ impl RefluxDev {
         if !self.can_migrate {
             return Err(kernel::errno::eopnotsupp());
         }
-        if self.health.dead.load(Ordering::Acquire) {
+        if self.health.is_dead() {
             return Err(ENODEV);
         }
         // One at a time; the guard holds the list the parked requests are taken into.
@@ -372,7 +373,7 @@ impl RefluxDev {
             }
         };
         self.migration_log.lock().push(r);
-        self.stats.migrations.fetch_add(1, Ordering::Relaxed);
+        self.stats.inc(Counter::Migrations);
         Ok(r)
     }
 

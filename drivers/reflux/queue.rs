@@ -34,6 +34,7 @@ use crate::{
         pipeline_actors,
     },
     attach::DevAttachments,
+    health::Health,
     hw::{self, Identity},
     migrate::MigrationLog,
     pagecache::PageTags,
@@ -47,7 +48,9 @@ use crate::{
     },
     routing::{Routed, Routing},
     scheduler::SchedLog,
-    segments, PipeConfig,
+    segments,
+    stats::{Counter, Stats},
+    PipeConfig,
 };
 
 /// Counts the host's runs of its actors in their control state.
@@ -79,9 +82,6 @@ struct Inflight {
     strays: u8,
 }
 
-/// A device whose heartbeat has not moved for this long when a request times out is dead.
-const DEAD_AFTER_NS: u64 = 1_000_000_000;
-
 /// Most scratches in the host's pool.
 const POOL_MAX: usize = 8;
 
@@ -96,33 +96,6 @@ const RETRY_LATER: Error = ENOMEM;
 /// Re-routes a request refused for no migration under way at most this often before failing
 /// it with `EIO`.
 const MAX_REROUTES: u8 = 8;
-
-/// Counters, for the log and the tests.
-#[derive(Default)]
-pub(crate) struct Stats {
-    pub(crate) submitted: AtomicU64,
-    pub(crate) completed: AtomicU64,
-    pub(crate) errors: AtomicU64,
-    pub(crate) polled: AtomicU64,
-    pub(crate) host_runs: AtomicU64,
-    /// Requests that waited for a migration to end.
-    pub(crate) parked: AtomicU64,
-    /// Requests the device refused with `EAGAIN` and the driver routed again.
-    pub(crate) reroutes: AtomicU64,
-    /// Completed migrations.
-    pub(crate) migrations: AtomicU64,
-    /// Bytes of finished writes, as the application wrote them.
-    pub(crate) written_bytes: AtomicU64,
-    /// Bytes the device stored for them (smaller when compression helped).
-    pub(crate) stored_bytes: AtomicU64,
-    /// Completions the interrupt thread found by polling on, with the interrupt off.
-    pub(crate) irq_polled: AtomicU64,
-    /// Host steps handed to the host-stage workqueue.
-    pub(crate) host_deferred: AtomicU64,
-    /// Host runs that found the scratch pool empty and took turns on the shared scratch, under
-    /// its spinlock.
-    pub(crate) host_shared_scratch: AtomicU64,
-}
 
 /// The host steps of one request, queued on the host-stage workqueue.
 ///
@@ -170,16 +143,6 @@ impl WorkItem for HostJob {
 pub(crate) struct IrqWait {
     pub(crate) switch: Option<PollSwitch>,
     last_ns: u64,
-}
-
-/// What the request timeout knows of the device.
-pub(crate) struct Health {
-    /// The device stopped answering (its heartbeat stalled while a request timed out): every
-    /// request fails at once, completions are no longer read.
-    pub(crate) dead: AtomicBool,
-    /// The heartbeat as last seen by a timeout, and when it last changed (monotonic ns).
-    beat_seen: AtomicU32,
-    beat_changed_ns: AtomicU64,
 }
 
 /// The workqueue host stages run on, if `host_wq` asks for one. Unbound: a stage runs on
@@ -407,11 +370,7 @@ impl RefluxDev {
                 sched_log <- new_spinlock!(sched_log),
                 host_busy_ns: AtomicU64::new(0),
                 active: AtomicU32::new(0),
-                health: Health {
-                    dead: AtomicBool::new(false),
-                    beat_seen: AtomicU32::new(0),
-                    beat_changed_ns: AtomicU64::new(crate::actor::exec::now_ns()),
-                },
+                health: Health::new(),
                 inflight_limit: AtomicU32::new(*depth),
                 stats: Stats::default(),
             }),
@@ -533,7 +492,7 @@ impl RefluxDev {
         self.regs
             .atomic_u32(abi::REG_SQ_DOORBELL)?
             .store(*tail, Ordering::Release);
-        self.stats.submitted.fetch_add(1, Ordering::Relaxed);
+        self.stats.inc(Counter::Submitted);
         Ok(())
     }
 
@@ -595,9 +554,7 @@ impl RefluxDev {
                 ran
             }
             None => {
-                self.stats
-                    .host_shared_scratch
-                    .fetch_add(1, Ordering::Relaxed);
+                self.stats.inc(Counter::HostSharedScratch);
                 run_with(&mut self.scratch.lock())
             }
         };
@@ -606,7 +563,7 @@ impl RefluxDev {
             Ordering::Relaxed,
         );
         ran.map_err(fail)?;
-        self.stats.host_runs.fetch_add(1, Ordering::Relaxed);
+        self.stats.inc(Counter::HostRuns);
         Ok(run.next)
     }
 
@@ -700,9 +657,9 @@ impl RefluxDev {
                 .and_then(|off| segments::from_pmr(&f.rq, &self.pmr, off));
         }
         if status.is_err() {
-            self.stats.errors.fetch_add(1, Ordering::Relaxed);
+            self.stats.inc(Counter::Errors);
         }
-        self.stats.completed.fetch_add(1, Ordering::Relaxed);
+        self.stats.inc(Counter::Completed);
         if Request::end(f.rq, status).is_err() {
             pr_warn_ratelimited!(
                 "{}: request {tag} still referenced at its end\n",
@@ -711,40 +668,12 @@ impl RefluxDev {
         }
     }
 
-    /// A request timed out (blk-mq's timer): a device that still beats gets more time; one whose
-    /// heartbeat has not moved for [`DEAD_AFTER_NS`] (or that reports a fatal error or stopped
-    /// being ready) is declared dead, and every request it holds fails with `EIO`.
+    /// A request timed out (blk-mq's timer): a device that still beats gets more time; one that
+    /// does not is declared dead ([`Health::still_alive`]), and every request it holds fails
+    /// with `EIO`.
     pub(crate) fn timed_out(&self, tag: i32) -> TimeoutAction {
-        if !self.health.dead.load(Ordering::Acquire) {
-            let now = crate::actor::exec::now_ns();
-            let reg = |o| {
-                self.regs
-                    .atomic_u32(o)
-                    .map_or(0, |r| r.load(Ordering::Acquire))
-            };
-            let beat = reg(abi::REG_HEARTBEAT);
-            let status = reg(abi::REG_DEV_STATUS);
-            if self.health.beat_seen.swap(beat, Ordering::AcqRel) != beat {
-                self.health.beat_changed_ns.store(now, Ordering::Release);
-            }
-            let still =
-                now.saturating_sub(self.health.beat_changed_ns.load(Ordering::Acquire)) / 1_000_000;
-            let alive = status & abi::DEV_STATUS_FATAL == 0
-                && status & abi::DEV_STATUS_READY != 0
-                && still * 1_000_000 < DEAD_AFTER_NS;
-            if alive {
-                pr_warn_ratelimited!(
-                    "{}: request {tag} timed out; the device is alive (heartbeat {beat}): waiting on\n",
-                    &*self.name
-                );
-                return TimeoutAction::ResetTimer;
-            }
-            if !self.health.dead.swap(true, Ordering::AcqRel) {
-                pr_err!(
-                    "{}: the device stopped answering (status {status:#x}, heartbeat {beat} unchanged for {still} ms): failing its requests\n",
-                    &*self.name
-                );
-            }
+        if self.health.still_alive(&self.regs, &self.name, tag) {
+            return TimeoutAction::ResetTimer;
         }
         self.fail_all();
         TimeoutAction::Done
@@ -758,7 +687,7 @@ impl RefluxDev {
     /// [`Self::reap`]; with `defer` (the device, from the interrupt thread), a request whose
     /// next step is on the host goes to the host-stage workqueue instead of running here.
     pub(crate) fn reap_with(&self, defer: Option<ArcBorrow<'_, RefluxDev>>) -> u32 {
-        if self.health.dead.load(Ordering::Acquire) {
+        if self.health.is_dead() {
             // A dead device's ring is not trusted; its requests were failed.
             return 0;
         }
@@ -867,10 +796,9 @@ impl RefluxDev {
             if let Some(Some(f)) = self.inflight.lock().get(usize::from(e.tag)) {
                 if abi::opcode_direction(f.desc.opcode) == abi::DIR_WRITE {
                     let n = u64::from(f.desc.nr_blocks) * u64::from(abi::BLOCK_SIZE);
-                    self.stats.written_bytes.fetch_add(n, Ordering::Relaxed);
+                    self.stats.add(Counter::WrittenBytes, n);
                     self.stats
-                        .stored_bytes
-                        .fetch_add(u64::from(e.stored_bytes), Ordering::Relaxed);
+                        .add(Counter::StoredBytes, u64::from(e.stored_bytes));
                 }
             }
             Hop::Done
@@ -898,7 +826,7 @@ impl RefluxDev {
         if let Some(wq) = self.host_wq.as_ref() {
             if let Ok(job) = HostJob::new(dev, tag, step) {
                 wq.queue().enqueue(job);
-                self.stats.host_deferred.fetch_add(1, Ordering::Relaxed);
+                self.stats.inc(Counter::HostDeferred);
                 return;
             }
         }
@@ -978,7 +906,7 @@ impl RefluxDev {
         match routed {
             Err(e) => self.finish(tag, Err(e)),
             Ok(Routed::Parked) => {
-                self.stats.parked.fetch_add(1, Ordering::Relaxed);
+                self.stats.inc(Counter::Parked);
             }
             Ok(Routed::Go(hop)) => {
                 if let Some(Some(f)) = self.inflight.lock().get_mut(usize::from(tag)) {
@@ -1031,7 +959,7 @@ impl RefluxDev {
             );
             return self.finish(tag, Err(EIO));
         }
-        self.stats.reroutes.fetch_add(1, Ordering::Relaxed);
+        self.stats.inc(Counter::Reroutes);
         self.resume(tag, step);
     }
 
@@ -1081,12 +1009,12 @@ impl Operations for Queue {
             ReqOp::Flush => abi::DIR_FLUSH,
             _ => return Err(kernel::errno::eopnotsupp()),
         };
-        if dev.health.dead.load(Ordering::Acquire) {
+        if dev.health.is_dead() {
             return Err(EIO);
         }
         let d = dev.descriptor(&rq, dir)?;
         if rq.is_polled() {
-            dev.stats.polled.fetch_add(1, Ordering::Relaxed);
+            dev.stats.inc(Counter::Polled);
         }
         // The scheduler's throttle (both sides saturated). Counted until `finish`.
         if dev.active.fetch_add(1, Ordering::AcqRel) >= dev.inflight_limit.load(Ordering::Relaxed) {
@@ -1160,13 +1088,11 @@ impl Handler for DevIrq {
             let n = dev.reap_with(Some(dev.as_arc_borrow()));
             let now = crate::actor::exec::now_ns();
             if n > 0 {
-                dev.stats
-                    .irq_polled
-                    .fetch_add(u64::from(n), Ordering::Relaxed);
+                dev.stats.add(Counter::IrqPolled, u64::from(n));
                 last = now;
             } else if now.saturating_sub(last) > sleep_above_ns
                 || !matches!(dev.irq_wait_mode(), Some((WaitMode::Poll, _)))
-                || dev.health.dead.load(Ordering::Acquire)
+                || dev.health.is_dead()
             {
                 break;
             }

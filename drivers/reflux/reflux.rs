@@ -42,6 +42,7 @@ pub mod proto;
 
 mod attach;
 mod debugfs;
+mod health;
 mod hw;
 mod migrate;
 mod pagecache;
@@ -49,6 +50,7 @@ mod queue;
 mod routing;
 mod scheduler;
 mod segments;
+mod stats;
 
 use proto::pipeline::Route;
 use proto::sched::SchedParams;

@@ -59,6 +59,7 @@ use crate::proto::sched::{
     busy_permille, ActorView, Decision, Move, Sample, SchedParams, Scheduler, MAX_LOGGED,
 };
 use crate::queue::RefluxDev;
+use crate::stats::Counter;
 
 /// Decisions kept for the `sched` file.
 pub(crate) const LOG_LEN: usize = 32;
@@ -211,7 +212,7 @@ impl Sampler {
             reflux_util_permille: reflux_util as u32,
             // At most `nr_cpu_ids`, a `u32` in C.
             host_freq_permille: kernel::cpufreq_quick::permille_of_max(possible_cpus() as u32),
-            finished: dev.stats.completed.load(Ordering::Relaxed),
+            finished: dev.stats.get(Counter::Completed),
         }
     }
 
