@@ -381,7 +381,7 @@ impl Show for Sched {
             p.lookahead_max_ms
         )?;
         // The host frequency the next sample will scale the host's utilisation by.
-        match kernel::cpufreq_quick::permille_of_max(crate::scheduler::possible_cpus() as u32) {
+        match kernel::cpufreq_quick::permille_of_max(crate::host::possible_cpus() as u32) {
             Some(p) => writeln!(out, "host_freq_permille {p}")?,
             None => writeln!(out, "host_freq_permille none")?,
         }

@@ -9,14 +9,12 @@
 //! at once serialize on `sq`), the completion ring one consumer (the interrupt thread and the
 //! pollers serialize on `cq`). Lock order: `cq`, then `inflight`, then `sq`.
 
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     block::mq::{Operations, ReqOp, Request, TimeoutAction},
     irq::Handler,
     memremap::MemRemap,
-    new_mutex, new_spinlock, new_wait_queue,
-    owned_wq::{flags as wq_flags, OwnedQueue},
-    pr_warn_ratelimited,
+    new_mutex, new_spinlock, new_wait_queue, pr_warn_ratelimited,
     prelude::*,
     shared_mem::SharedMem,
     str::CString,
@@ -30,11 +28,12 @@ use crate::{
     abi::{self, CompletionEntry, PmrLayout, ReqState, SubmissionDescriptor},
     actor::{
         control::Controls,
-        exec::{self, Plan, Scratch, StageObserver},
+        exec::{self, Plan, StageObserver},
         pipeline_actors,
     },
     attach::DevAttachments,
     health::Health,
+    host::{host_queue, HostExec},
     hw::{self, Identity},
     migrate::MigrationLog,
     pagecache::PageTags,
@@ -81,9 +80,6 @@ struct Inflight {
     /// lost an actor cannot bounce a request forever.
     strays: u8,
 }
-
-/// Most scratches in the host's pool.
-const POOL_MAX: usize = 8;
 
 /// `queue_rq`'s answer when a request must wait for room: `BLK_STS_RESOURCE`, after which blk-mq
 /// runs the queue again itself (at once if one of its requests completed meanwhile, else after
@@ -145,19 +141,6 @@ pub(crate) struct IrqWait {
     last_ns: u64,
 }
 
-/// The workqueue host stages run on, if `host_wq` asks for one. Unbound: a stage runs on
-/// whichever CPU has room; MEM_RECLAIM: writeback waits on it.
-fn host_queue(name: &CStr, host_wq: bool) -> Result<Option<OwnedQueue>> {
-    if !host_wq {
-        return Ok(None);
-    }
-    Ok(Some(OwnedQueue::new(
-        kernel::fmt!("{}-host", name),
-        wq_flags::UNBOUND | wq_flags::MEM_RECLAIM,
-        0,
-    )?))
-}
-
 /// The interrupt path's sleep/poll switch, if `irq_poll` asks for one.
 fn irq_poll_switch(name: &CStr, irq_poll: Option<PollSwitchParams>) -> Result<Option<PollSwitch>> {
     match irq_poll.map(PollSwitch::new) {
@@ -186,15 +169,6 @@ fn queue_depth(name: &CStr, layout: &PmrLayout, want: u32) -> Result<u32> {
         return Err(EINVAL);
     }
     Ok(want.min(fit))
-}
-
-/// The pool of host scratches: one per possible CPU, at most [`POOL_MAX`].
-fn scratch_pool() -> Result<KVec<Option<Scratch>>> {
-    let mut pool = KVec::with_capacity(POOL_MAX, GFP_KERNEL)?;
-    for _ in 0..crate::scheduler::possible_cpus().min(POOL_MAX as u64) {
-        pool.push(Some(Scratch::new()?), GFP_KERNEL)?;
-    }
-    Ok(pool)
 }
 
 /// The administrator's knobs that are not the pipeline.
@@ -232,10 +206,9 @@ pub(crate) struct RefluxDev {
     /// Whether the interrupt thread polls on (completions close together) or sleeps.
     #[pin]
     pub(crate) irq_wait: SpinLock<IrqWait>,
-    /// Where host stages run (`None`: where they are found, in the submitter's context or the
-    /// interrupt thread).
-    /// Drained at unbind before the device can go: its items hold the device.
-    pub(crate) host_wq: Option<OwnedQueue>,
+    /// Where host-placed stages run.
+    #[pin]
+    pub(crate) host: HostExec,
     /// Whether the device takes migrations (`CAP_MIGRATE`).
     pub(crate) can_migrate: bool,
     /// Whether it takes them through the migration mailbox (`CAP_MIGRATE_MAILBOX`) rather than
@@ -252,16 +225,8 @@ pub(crate) struct RefluxDev {
     /// Indexed by tag.
     #[pin]
     inflight: SpinLock<KVec<Option<Inflight>>>,
-    /// Where host-placed stages run: a pool of scratches, one per CPU, taken out for a run and
-    /// put back, so that host stages run on every CPU at once.
-    #[pin]
-    scratch_pool: SpinLock<KVec<Option<Scratch>>>,
-    /// The scratch of a run that finds the pool empty (more runs than CPUs, e.g. preempted
-    /// ones): such runs take turns on it.
-    #[pin]
-    scratch: SpinLock<Scratch>,
-    /// Where each actor runs, and the requests in flight through it. Taken alone, or inside
-    /// `scratch` never.
+    /// Where each actor runs, and the requests in flight through it. Never taken inside the
+    /// host executor's scratch.
     #[pin]
     pub(crate) routing: SpinLock<Routing>,
     /// The control state of the actors the host owns.
@@ -294,8 +259,6 @@ pub(crate) struct RefluxDev {
     /// The scheduler's last decisions.
     #[pin]
     pub(crate) sched_log: SpinLock<SchedLog>,
-    /// Nanoseconds of host-placed stage execution, summed: the scheduler's host load.
-    pub(crate) host_busy_ns: AtomicU64,
     /// Requests admitted and not finished.
     active: AtomicU32,
     /// Whether the device still answers.
@@ -324,14 +287,12 @@ impl RefluxDev {
         for _ in 0..depth {
             inflight.push(None, GFP_KERNEL)?;
         }
-        let scratch = Scratch::new()?;
-        let pool = scratch_pool()?;
         let routing = Routing::new(depth)?;
         let parked = KVec::with_capacity(depth as usize, GFP_KERNEL)?;
         let migration_log = MigrationLog::new()?;
         let sched_log = SchedLog::new()?;
         Arc::pin_init(
-            pin_init!(Self {
+            try_pin_init!(Self {
                 name,
                 regs,
                 pmr,
@@ -345,7 +306,7 @@ impl RefluxDev {
                     switch,
                     last_ns: crate::actor::exec::now_ns(),
                 }),
-                host_wq,
+                host <- HostExec::new(host_wq),
                 can_migrate: id.caps & abi::CAP_MIGRATE != 0,
                 mig_mailbox: id.caps & abi::CAP_MIGRATE != 0
                     && id.caps & abi::CAP_MIGRATE_MAILBOX != 0,
@@ -354,8 +315,6 @@ impl RefluxDev {
                 sq <- new_spinlock!(0),
                 cq <- new_spinlock!(0),
                 inflight <- new_spinlock!(inflight),
-                scratch_pool <- new_spinlock!(pool),
-                scratch <- new_spinlock!(scratch),
                 routing <- new_spinlock!(routing),
                 controls <- new_spinlock!(Controls::default()),
                 ctrl_done <- new_spinlock!(None),
@@ -368,12 +327,11 @@ impl RefluxDev {
                 drain_timeout_ns: u64::from(tuning.drain_timeout_ms) * 1_000_000,
                 drain_wq <- new_wait_queue!(),
                 sched_log <- new_spinlock!(sched_log),
-                host_busy_ns: AtomicU64::new(0),
                 active: AtomicU32::new(0),
                 health: Health::new(),
                 inflight_limit: AtomicU32::new(*depth),
                 stats: Stats::default(),
-            }),
+            }? Error),
             GFP_KERNEL,
         )
     }
@@ -528,39 +486,18 @@ impl RefluxDev {
             );
             return Err(EIO);
         }
-        let t0 = crate::actor::exec::now_ns();
-        let run_with = |scratch: &mut Scratch| {
-            exec::run_stages(
-                &self.pmr,
-                &self.layout,
-                &req,
-                &plan,
-                scratch,
-                &mut HostRuns(&self.controls),
-            )
-        };
-        let taken = {
-            let mut pool = self.scratch_pool.lock();
-            pool.iter_mut()
-                .enumerate()
-                .find_map(|(i, s)| s.take().map(|s| (i, s)))
-        };
-        let ran = match taken {
-            Some((i, mut scratch)) => {
-                let ran = run_with(&mut scratch);
-                if let Some(slot) = self.scratch_pool.lock().get_mut(i) {
-                    *slot = Some(scratch);
-                }
-                ran
-            }
-            None => {
-                self.stats.inc(Counter::HostSharedScratch);
-                run_with(&mut self.scratch.lock())
-            }
-        };
-        self.host_busy_ns.fetch_add(
-            crate::actor::exec::now_ns().saturating_sub(t0),
-            Ordering::Relaxed,
+        let ran = self.host.run(
+            || self.stats.inc(Counter::HostSharedScratch),
+            |scratch| {
+                exec::run_stages(
+                    &self.pmr,
+                    &self.layout,
+                    &req,
+                    &plan,
+                    scratch,
+                    &mut HostRuns(&self.controls),
+                )
+            },
         );
         ran.map_err(fail)?;
         self.stats.inc(Counter::HostRuns);
@@ -823,9 +760,9 @@ impl RefluxDev {
     /// the writeback path), they run here. `dev` is this device, borrowed from its `Arc`: a
     /// job holds a reference, taken only when one is queued.
     fn defer_host(&self, dev: ArcBorrow<'_, RefluxDev>, tag: u16, step: u8) {
-        if let Some(wq) = self.host_wq.as_ref() {
+        if let Some(wq) = self.host.queue() {
             if let Ok(job) = HostJob::new(dev, tag, step) {
-                wq.queue().enqueue(job);
+                wq.enqueue(job);
                 self.stats.inc(Counter::HostDeferred);
                 return;
             }

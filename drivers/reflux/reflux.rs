@@ -43,6 +43,7 @@ pub mod proto;
 mod attach;
 mod debugfs;
 mod health;
+mod host;
 mod hw;
 mod migrate;
 mod pagecache;
@@ -717,9 +718,7 @@ impl Drop for Bound {
         drop(self.irq.take());
         // Host stages taken off the interrupt path: none is queued any more (the disk and the
         // interrupt are gone); wait for those running, which hold the device.
-        if let Some(wq) = self.dev.host_wq.as_ref() {
-            wq.drain();
-        }
+        self.dev.host.drain();
         if hw::disable(&self.dev.regs, &self.dev.name).is_ok() {
             // The device checkpointed its actors as it stopped; the host's follow.
             self.dev.snapshot_host_actors();

@@ -54,6 +54,7 @@ use kernel::{
 use crate::abi;
 use crate::actor::control::MAX_ACTORS;
 use crate::actor::exec::now_ns;
+use crate::host::possible_cpus;
 use crate::proto::pipeline::Side;
 use crate::proto::sched::{
     busy_permille, ActorView, Decision, Move, Sample, SchedParams, Scheduler, MAX_LOGGED,
@@ -84,11 +85,6 @@ impl SchedLog {
             state: Scheduler::new(),
         })
     }
-}
-
-/// CPUs the machine may have.
-pub(crate) fn possible_cpus() -> u64 {
-    u64::from(kernel::cpu::nr_cpu_ids().max(1))
 }
 
 /// The busy fraction of the host's CPUs from one epoch to the next (see the module
@@ -173,7 +169,7 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
 /// What the scheduler thread keeps from one epoch to the next to measure the host and the
 /// device over the epoch.
 struct Sampler {
-    /// `RefluxDev::host_busy_ns` at the last epoch, and when it was read.
+    /// The host executor's busy time at the last epoch, and when it was read.
     busy0: u64,
     t0: u64,
     host: HostLoad,
@@ -184,7 +180,7 @@ struct Sampler {
 impl Sampler {
     fn new(dev: &RefluxDev) -> Self {
         Self {
-            busy0: dev.host_busy_ns.load(Ordering::Relaxed),
+            busy0: dev.host.busy_ns(),
             t0: now_ns(),
             host: HostLoad::new(),
             busy_prev: [0u64; MAX_ACTORS],
@@ -194,7 +190,7 @@ impl Sampler {
     /// Samples the host and the device at the start of an epoch.
     fn sample(&mut self, dev: &RefluxDev) -> Sample {
         let now = now_ns();
-        let busy = dev.host_busy_ns.load(Ordering::Relaxed);
+        let busy = dev.host.busy_ns();
         let span = now.saturating_sub(self.t0).max(1) * possible_cpus();
         let reflux_util = (busy.saturating_sub(self.busy0).saturating_mul(1000) / span).min(1000);
         (self.busy0, self.t0) = (busy, now);
