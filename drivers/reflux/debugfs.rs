@@ -63,19 +63,22 @@ impl Show for DevStats {
         ] {
             writeln!(out, "{k} {v}")?;
         }
-        if let Some(s) = self.dev.irq_wait.lock().switch.as_ref() {
-            writeln!(
-                out,
-                "irq_wait {}\nirq_wait_switches {}\nirq_gap_ewma_ns {}",
-                if matches!(s.mode(), crate::proto::poll_switch::WaitMode::Poll) {
-                    "poll"
-                } else {
-                    "sleep"
-                },
-                s.switches(),
-                s.ewma_ns()
-            )?;
-        }
+        // Written under the switch's lock (the seq_file buffer does not sleep).
+        self.dev
+            .with_poll_switch(|s| {
+                writeln!(
+                    out,
+                    "irq_wait {}\nirq_wait_switches {}\nirq_gap_ewma_ns {}",
+                    if matches!(s.mode(), crate::proto::poll_switch::WaitMode::Poll) {
+                        "poll"
+                    } else {
+                        "sleep"
+                    },
+                    s.switches(),
+                    s.ewma_ns()
+                )
+            })
+            .transpose()?;
         let r32 = |o: usize| {
             self.dev
                 .regs

@@ -48,6 +48,7 @@ mod hw;
 mod migrate;
 mod pagecache;
 mod queue;
+mod rings;
 mod routing;
 mod scheduler;
 mod segments;
@@ -545,7 +546,7 @@ impl RefluxDriver {
             return Err(EINVAL);
         }
         let tagset = Arc::pin_init(
-            TagSet::new_with_poll_queues(1 + poll_queues, dev.depth, poll_queues),
+            TagSet::new_with_poll_queues(1 + poll_queues, dev.depth(), poll_queues),
             GFP_KERNEL,
         )?;
         kernel::block::mq::gen_disk::GenDiskBuilder::new()
@@ -663,7 +664,7 @@ impl PlatformDriver for RefluxDriver {
             cfg.pipeline,
             cfg.flags,
             cfg.placement,
-            dev.depth,
+            dev.depth(),
             if bound.irq.is_some() { "interrupts" } else { "polled" }
         );
         Ok(bound)
