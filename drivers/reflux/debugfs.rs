@@ -21,6 +21,7 @@ use kernel::{
 use crate::{
     abi::{self, BlockMeta},
     actor::control,
+    migrator::MigrationLog,
     proto::pipeline::Side,
     queue::RefluxDev,
     stats::Counter,
@@ -44,10 +45,7 @@ impl Show for DevStats {
             ("parked", s.get(Counter::Parked)),
             ("reroutes", s.get(Counter::Reroutes)),
             ("migrations", s.get(Counter::Migrations)),
-            (
-                "migrate_phase",
-                u64::from(self.dev.migrate_phase.load(Ordering::Relaxed)),
-            ),
+            ("migrate_phase", u64::from(self.dev.migrator.paused_phase())),
             ("written_bytes", s.get(Counter::WrittenBytes)),
             ("stored_bytes", s.get(Counter::StoredBytes)),
             ("attachments", self.dev.attach.table().len() as u64),
@@ -295,7 +293,7 @@ pub(crate) struct MigrateStop {
 
 impl Show for MigrateStop {
     fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
-        writeln!(out, "{}", self.dev.migrate_stop.load(Ordering::Acquire))
+        writeln!(out, "{}", self.dev.migrator.stop_at())
     }
 }
 
@@ -306,7 +304,7 @@ impl Store for MigrateStop {
         if phase > 3 {
             return Err(EINVAL);
         }
-        self.dev.migrate_stop.store(phase, Ordering::Release);
+        self.dev.migrator.set_stop_at(phase);
         Ok(())
     }
 }
@@ -320,36 +318,39 @@ impl Show for Migrations {
     fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
         // Written under the lock (the seq_file buffer does not sleep): the log is too big to
         // copy onto the stack.
-        let log = self.dev.migration_log.lock();
-        let count = log.count;
-        let n = count.min(log.records.len() as u64);
-        writeln!(out, "# {count} migrations; the last {n} (ns):")?;
-        for i in count - n..count {
-            let slot = i.checked_rem(log.records.len() as u64).unwrap_or(0);
-            let Some(r) = log.records.get(slot as usize) else {
-                continue;
-            };
-            let (from, to) = if r.to_device {
-                ("host", "device")
-            } else {
-                ("device", "host")
-            };
-            writeln!(
-                out,
-                "actor {} from {from} to {to} wake_ns {} drain_ns {} ckpt_ns {} handover_ns {} rebuild_ns {} command_ns {} total_ns {} t_ms {}",
-                r.actor,
-                r.wake_ns,
-                r.drain_ns,
-                r.ckpt_ns,
-                r.handover_ns,
-                r.rebuild_ns,
-                r.command_ns,
-                r.total_ns,
-                r.end_ms
-            )?;
-        }
-        Ok(())
+        self.dev.migrator.with_log(|log| show_migrations(out, log))
     }
+}
+
+/// Writes the migrations of `log` to `out`, oldest first.
+fn show_migrations(out: &mut SeqWriter<'_>, log: &MigrationLog) -> core::fmt::Result {
+    writeln!(
+        out,
+        "# {} migrations; the last {} (ns):",
+        log.count(),
+        log.held()
+    )?;
+    for r in log.records() {
+        let (from, to) = if r.to_device {
+            ("host", "device")
+        } else {
+            ("device", "host")
+        };
+        writeln!(
+            out,
+            "actor {} from {from} to {to} wake_ns {} drain_ns {} ckpt_ns {} handover_ns {} rebuild_ns {} command_ns {} total_ns {} t_ms {}",
+            r.actor,
+            r.wake_ns,
+            r.drain_ns,
+            r.ckpt_ns,
+            r.handover_ns,
+            r.rebuild_ns,
+            r.command_ns,
+            r.total_ns,
+            r.end_ms
+        )?;
+    }
+    Ok(())
 }
 
 /// `sched` (read): the scheduler's parameters, its counters and its last decisions (one line per

@@ -7,28 +7,29 @@
 //! buffers `tag * MAX_REQ_BLOCKS ..`: no allocation on the I/O path, and a completion's tag finds
 //! everything.
 //!
-//! The rings and the requests in flight are a part of their own ([`Rings`], `rings.rs`), as are
-//! the host executor ([`HostExec`], `host.rs`), the device's health ([`Health`], `health.rs`)
-//! and its counters ([`Stats`], `stats.rs`). The request path below is what needs several of
-//! them at once.
+//! [`RefluxDev`] composes the parts of a device, each of which owns its state and its locks:
+//! the rings and the requests in flight ([`Rings`], `rings.rs`), the host executor
+//! ([`HostExec`], `host.rs`), the migrator ([`Migrator`], `migrator.rs`; the protocol is
+//! `migrate.rs`), the device's health ([`Health`], `health.rs`) and counters ([`Stats`],
+//! `stats.rs`), besides the routing table and the host's actor control state. The request path
+//! below is what needs several of them at once.
 //!
-//! Lock order across the parts: the migration lock (`migration`) first; then the routing
+//! Lock order across the parts: the migration lock (`Migrator::lock`) first; then the routing
 //! table or the in-flight table, never both at once (what one says is copied out before the
 //! other is taken); the rings' own order inside (`cq`, then `inflight`, then `sq`); the host
 //! executor's scratch, then the actors' control state. The other locks are taken alone.
 
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::Ordering;
 use kernel::{
     block::mq::{Operations, ReqOp, Request, TimeoutAction},
     irq::Handler,
     memremap::MemRemap,
-    new_mutex, new_spinlock, new_wait_queue, pr_warn_ratelimited,
+    new_spinlock, pr_warn_ratelimited,
     prelude::*,
     shared_mem::SharedMem,
     str::CString,
-    sync::{Arc, ArcBorrow, Mutex, SpinLock},
+    sync::{Arc, ArcBorrow, SpinLock},
     types::ARef,
-    wait::WaitQueue,
     workqueue::{new_work, Work, WorkItem},
 };
 
@@ -43,7 +44,7 @@ use crate::{
     health::Health,
     host::{host_queue, HostExec},
     hw::{self, Identity},
-    migrate::MigrationLog,
+    migrator::Migrator,
     pagecache::PageTags,
     proto::sched::SchedParams,
     proto::{
@@ -172,35 +173,9 @@ pub(crate) struct RefluxDev {
     /// The control state of the actors the host owns.
     #[pin]
     pub(crate) controls: SpinLock<Controls>,
-    /// Whether the device takes migrations (`CAP_MIGRATE`).
-    pub(crate) can_migrate: bool,
-    /// Whether it takes them through the migration mailbox (`CAP_MIGRATE_MAILBOX`) rather than
-    /// as `DIR_MIGRATE` descriptors in the SQ.
-    pub(crate) mig_mailbox: bool,
-    /// The tag of migration commands: one past the blk-mq tags.
-    pub(crate) ctrl_tag: u16,
-    /// The completion of the migration command in flight.
+    /// Migrations: one at a time, their log, their fault injection, the device's stop.
     #[pin]
-    pub(crate) ctrl_done: SpinLock<Option<CompletionEntry>>,
-    /// How long a migration waits for its source to drain, in nanoseconds.
-    pub(crate) drain_timeout_ns: u64,
-    /// Where a migration sleeps while its source drains: woken when a request leaves the
-    /// migrating actor with none in flight ([`Routing::pass`]).
-    #[pin]
-    pub(crate) drain_wq: WaitQueue,
-    /// Migrations, one at a time. The guard holds the list a migration takes its parked
-    /// requests into, with room for every tag from bind on, so that a switch allocates nothing.
-    #[pin]
-    pub(crate) migration: Mutex<KVec<(u16, u8)>>,
-    /// The phase times of the last migrations.
-    #[pin]
-    pub(crate) migration_log: SpinLock<MigrationLog>,
-    /// The fault-injection knob: pause a migration at this phase (0: never).
-    pub(crate) migrate_stop: AtomicU32,
-    /// The phase a migration is paused at (0: none).
-    pub(crate) migrate_phase: AtomicU32,
-    /// Set when the device is going away: migrations give up, parked requests fail.
-    pub(crate) stopping: AtomicBool,
+    pub(crate) migrator: Migrator,
     /// The scheduler's parameters.
     pub(crate) sched_params: SchedParams,
     /// The scheduler's last decisions.
@@ -242,20 +217,8 @@ impl RefluxDev {
                 host <- HostExec::new(host_wq),
                 routing <- new_spinlock!(Routing::new(depth)?),
                 controls <- new_spinlock!(Controls::default()),
-                can_migrate: id.caps & abi::CAP_MIGRATE != 0,
-                mig_mailbox: id.caps & abi::CAP_MIGRATE != 0
-                    && id.caps & abi::CAP_MIGRATE_MAILBOX != 0,
-                // `depth < u16::MAX` (`queue_depth`).
-                ctrl_tag: depth as u16,
-                ctrl_done <- new_spinlock!(None),
-                migration <- new_mutex!(KVec::with_capacity(depth as usize, GFP_KERNEL)?),
-                migration_log <- new_spinlock!(MigrationLog::new()?),
-                migrate_stop: AtomicU32::new(0),
-                migrate_phase: AtomicU32::new(0),
-                stopping: AtomicBool::new(false),
+                migrator <- Migrator::new(id.caps, depth, tuning.drain_timeout_ms),
                 sched_params: tuning.sched,
-                drain_timeout_ns: u64::from(tuning.drain_timeout_ms) * 1_000_000,
-                drain_wq <- new_wait_queue!(),
                 sched_log <- new_spinlock!(SchedLog::new()?),
                 health: Health::new(),
                 stats: Stats::default(),
@@ -459,15 +422,7 @@ impl RefluxDev {
             return;
         };
         let drained = self.routing.lock().pass(&d, from, step);
-        self.drain_ended(drained);
-    }
-
-    /// Wakes the migration waiting for its drain if the routing table said it `ended` (the
-    /// routing lock is dropped by now).
-    fn drain_ended(&self, ended: bool) {
-        if ended {
-            self.drain_wq.wake_all();
-        }
+        self.migrator.drain_ended(drained);
     }
 
     /// Ends the request `tag`: a read's data goes to its pages first.
@@ -478,7 +433,7 @@ impl RefluxDev {
         if let Some(counted) = f.counted {
             let ns = now_ns().saturating_sub(f.t0_ns);
             let drained = self.routing.lock().release(&f.desc, counted, Some(ns));
-            self.drain_ended(drained);
+            self.migrator.drain_ended(drained);
         }
         self.rings.leave();
         if status.is_ok() && abi::opcode_direction(f.desc.opcode) == abi::DIR_READ {
@@ -540,8 +495,8 @@ impl RefluxDev {
     }
 
     fn complete(&self, e: &CompletionEntry, defer: Option<ArcBorrow<'_, RefluxDev>>) {
-        if e.tag == self.ctrl_tag {
-            *self.ctrl_done.lock() = Some(*e);
+        if e.tag == self.migrator.ctrl_tag() {
+            self.migrator.ctrl_completed(*e);
             return;
         }
         if u32::from(e.tag) >= self.depth() {
@@ -667,7 +622,7 @@ impl RefluxDev {
         let Some((mut d, first)) = self.rings.to_route(tag) else {
             return;
         };
-        if self.stopping.load(Ordering::Acquire) {
+        if self.migrator.is_stopping() {
             return self.finish(tag, Err(EIO));
         }
         d.stage_start = step;
@@ -700,7 +655,7 @@ impl RefluxDev {
                 moving = routing.needs_migrating(&d, from);
                 routing.release(&d, from, None)
             };
-            self.drain_ended(drained);
+            self.migrator.drain_ended(drained);
         }
         let Some(give_up) = self.rings.refused(tag, moving, MAX_REROUTES) else {
             return;

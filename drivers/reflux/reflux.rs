@@ -46,6 +46,7 @@ mod health;
 mod host;
 mod hw;
 mod migrate;
+mod migrator;
 mod pagecache;
 mod queue;
 mod rings;
@@ -154,7 +155,7 @@ fn irq_poll_params() -> Option<proto::poll_switch::PollSwitchParams> {
 }
 
 module_param!(
-    static MIGRATE_DRAIN_TIMEOUT_MS: u32 = migrate::DRAIN_TIMEOUT_MS,
+    static MIGRATE_DRAIN_TIMEOUT_MS: u32 = migrator::DRAIN_TIMEOUT_MS,
     name: "migrate_drain_timeout_ms",
     perm: 0o444,
     desc: "a migration whose source has not drained by then gives up and the source keeps the stage, ms (5000; 1..=60000)"
@@ -294,10 +295,10 @@ module_param!(
 /// `migrate_drain_timeout_ms`, checked.
 fn drain_timeout_ms() -> Result<u32> {
     let ms = MIGRATE_DRAIN_TIMEOUT_MS.get();
-    if !(1..=migrate::MAX_DRAIN_TIMEOUT_MS).contains(&ms) {
+    if !(1..=migrator::MAX_DRAIN_TIMEOUT_MS).contains(&ms) {
         pr_err!(
             "migrate_drain_timeout_ms={ms} is out of range 1..={}\n",
-            migrate::MAX_DRAIN_TIMEOUT_MS
+            migrator::MAX_DRAIN_TIMEOUT_MS
         );
         return Err(EINVAL);
     }
@@ -605,7 +606,7 @@ impl RefluxDriver {
         if SCHED.get() != 1 {
             return Ok(None);
         }
-        if !dev.can_migrate {
+        if !dev.migrator.can_migrate() {
             pr_warn!("{}: the device cannot migrate: no scheduler\n", &*dev.name);
             return Ok(None);
         }
@@ -707,11 +708,9 @@ impl Drop for Bound {
         // A migration paused by the fault-injection knob gives up, and the requests parked for
         // it fail (never acknowledged, so nothing acknowledged is lost): `del_gendisk` below
         // waits for every request.
-        self.dev
-            .stopping
-            .store(true, core::sync::atomic::Ordering::Release);
-        // A migration asked for through the `migrate` file may be sleeping in its drain.
-        self.dev.drain_wq.wake_all();
+        // A migration asked for through the `migrate` file may be sleeping in its drain: it
+        // wakes.
+        self.dev.migrator.stop();
         self.dev.fail_parked();
         // The disk first: `del_gendisk` waits for every request in flight.
         drop(self.disk.take());
