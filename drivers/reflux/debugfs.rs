@@ -34,8 +34,8 @@ pub(crate) struct DevStats {
 
 impl Show for DevStats {
     fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
-        let s = &self.dev.stats;
-        let get = |c: &core::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+        let dev = &self.dev;
+        let s = &dev.stats;
         for (k, v) in [
             ("submitted", s.get(Counter::Submitted)),
             ("completed", s.get(Counter::Completed)),
@@ -45,38 +45,37 @@ impl Show for DevStats {
             ("parked", s.get(Counter::Parked)),
             ("reroutes", s.get(Counter::Reroutes)),
             ("migrations", s.get(Counter::Migrations)),
-            ("migrate_phase", u64::from(self.dev.migrator.paused_phase())),
+            ("migrate_phase", u64::from(dev.migrator.paused_phase())),
             ("written_bytes", s.get(Counter::WrittenBytes)),
             ("stored_bytes", s.get(Counter::StoredBytes)),
-            ("attachments", self.dev.attach.table().len() as u64),
+            ("attachments", dev.attach.table().len() as u64),
             (
                 "pagecache_node",
-                self.dev.pagecache.node.map_or(u64::MAX, |n| n as u64),
+                dev.pagecache.node().map_or(u64::MAX, |n| n as u64),
             ),
-            ("pagecache_tagged", get(&self.dev.pagecache.tagged)),
+            ("pagecache_tagged", dev.pagecache.tagged()),
             ("irq_polled", s.get(Counter::IrqPolled)),
             ("host_deferred", s.get(Counter::HostDeferred)),
             ("host_shared_scratch", s.get(Counter::HostSharedScratch)),
-            ("pagecache_stale", get(&self.dev.pagecache.stale)),
+            ("pagecache_stale", dev.pagecache.stale()),
         ] {
             writeln!(out, "{k} {v}")?;
         }
         // Written under the switch's lock (the seq_file buffer does not sleep).
-        self.dev
-            .with_poll_switch(|s| {
-                writeln!(
-                    out,
-                    "irq_wait {}\nirq_wait_switches {}\nirq_gap_ewma_ns {}",
-                    if matches!(s.mode(), crate::proto::poll_switch::WaitMode::Poll) {
-                        "poll"
-                    } else {
-                        "sleep"
-                    },
-                    s.switches(),
-                    s.ewma_ns()
-                )
-            })
-            .transpose()?;
+        dev.with_poll_switch(|s| {
+            writeln!(
+                out,
+                "irq_wait {}\nirq_wait_switches {}\nirq_gap_ewma_ns {}",
+                if matches!(s.mode(), crate::proto::poll_switch::WaitMode::Poll) {
+                    "poll"
+                } else {
+                    "sleep"
+                },
+                s.switches(),
+                s.ewma_ns()
+            )
+        })
+        .transpose()?;
         let r32 = |o: usize| {
             self.dev
                 .regs
@@ -181,7 +180,7 @@ impl Show for Peek {
             meta.flags,
             meta.crc,
             meta.generation,
-            self.dev.recorded_page_tag(lba)
+            self.dev.pagecache.recorded(lba)
         )?;
         let mut chunk = [0u8; 64];
         let len = usize::from(meta.stored_len).min(abi::BLOCK_SIZE as usize);
@@ -361,7 +360,7 @@ pub(crate) struct Sched {
 
 impl Show for Sched {
     fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
-        let p = &self.dev.sched_params;
+        let p = self.dev.sched.params();
         writeln!(
             out,
             "epoch_ms {} alpha {} beta {} gamma {} theta {} theta_low {} dwell_ms {} q_full {} host_saturated {} headroom_temp {} headroom_util {} u_reflux_only {} engine_share {} flap_backoff {} flap_window_ms {} max_backoff_ms {} lookahead {} lookahead_max_ms {}",
@@ -389,25 +388,23 @@ impl Show for Sched {
             Some(p) => writeln!(out, "host_freq_permille {p}")?,
             None => writeln!(out, "host_freq_permille none")?,
         }
-        let log = self.dev.sched_log.lock();
-        let count = log.count;
-        writeln!(
-            out,
-            "epochs {count} failed_moves {} flaps {} inflight_permille {} slope_mc_per_s {} upload_us {} horizon_us {}",
-            log.failed_moves,
-            log.state.flaps(),
-            self.dev.inflight_permille(),
-            log.state.slope_milli_c_per_s(),
-            log.state.upload_ns().map_or(0, |(mean, _)| mean) / 1000,
-            log.state.horizon_ns(p) / 1000
-        )?;
-        let n = count.min(log.entries.len() as u64);
-        for i in count - n..count {
-            let slot = i.checked_rem(log.entries.len() as u64).unwrap_or(0);
-            if let Some((t, Some(d))) = log.entries.get(slot as usize) {
+        // Written under the log's lock: the log is too big to copy onto the stack.
+        self.dev.sched.with_log(|log| {
+            writeln!(
+                out,
+                "epochs {} failed_moves {} flaps {} inflight_permille {} slope_mc_per_s {} upload_us {} horizon_us {}",
+                log.count(),
+                log.failed_moves(),
+                log.state().flaps(),
+                self.dev.inflight_permille(),
+                log.state().slope_milli_c_per_s(),
+                log.state().upload_ns().map_or(0, |(mean, _)| mean) / 1000,
+                log.state().horizon_ns(p) / 1000
+            )?;
+            for (t, d) in log.decisions() {
                 writeln!(out, "t_ms {} {d}", t / 1_000_000)?;
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }

@@ -10,9 +10,10 @@
 //! [`RefluxDev`] composes the parts of a device, each of which owns its state and its locks:
 //! the rings and the requests in flight ([`Rings`], `rings.rs`), the host executor
 //! ([`HostExec`], `host.rs`), the migrator ([`Migrator`], `migrator.rs`; the protocol is
-//! `migrate.rs`), the device's health ([`Health`], `health.rs`) and counters ([`Stats`],
-//! `stats.rs`), besides the routing table and the host's actor control state. The request path
-//! below is what needs several of them at once.
+//! `migrate.rs`), the scheduler's state ([`SchedState`], `sched_state.rs`), the device's health
+//! ([`Health`], `health.rs`) and counters ([`Stats`], `stats.rs`), the page-cache tags
+//! ([`PageTags`], `pagetags.rs`), besides the routing table and the host's actor control
+//! state. The request path below is what needs several of them at once.
 //!
 //! Lock order across the parts: the migration lock (`Migrator::lock`) first; then the routing
 //! table or the in-flight table, never both at once (what one says is copied out before the
@@ -45,7 +46,7 @@ use crate::{
     host::{host_queue, HostExec},
     hw::{self, Identity},
     migrator::Migrator,
-    pagecache::PageTags,
+    pagetags::PageTags,
     proto::sched::SchedParams,
     proto::{
         self,
@@ -56,7 +57,7 @@ use crate::{
     },
     rings::{irq_poll_switch, queue_depth, Rings},
     routing::{Routed, Routing},
-    scheduler::SchedLog,
+    sched_state::SchedState,
     segments,
     stats::{Counter, Stats},
     PipeConfig,
@@ -176,11 +177,9 @@ pub(crate) struct RefluxDev {
     /// Migrations: one at a time, their log, their fault injection, the device's stop.
     #[pin]
     pub(crate) migrator: Migrator,
-    /// The scheduler's parameters.
-    pub(crate) sched_params: SchedParams,
-    /// The scheduler's last decisions.
+    /// The scheduler's parameters and its last decisions.
     #[pin]
-    pub(crate) sched_log: SpinLock<SchedLog>,
+    pub(crate) sched: SchedState,
     /// Whether the device still answers.
     pub(crate) health: Health,
     pub(crate) stats: Stats,
@@ -218,8 +217,7 @@ impl RefluxDev {
                 routing <- new_spinlock!(Routing::new(depth)?),
                 controls <- new_spinlock!(Controls::default()),
                 migrator <- Migrator::new(id.caps, depth, tuning.drain_timeout_ms),
-                sched_params: tuning.sched,
-                sched_log <- new_spinlock!(SchedLog::new()?),
+                sched <- SchedState::new(tuning.sched),
                 health: Health::new(),
                 stats: Stats::default(),
             }? Error),
@@ -585,19 +583,6 @@ impl RefluxDev {
             add(a.pipeline, a.flags);
         }
         (0..32u8).filter(move |i| ids & (1 << i) != 0)
-    }
-
-    /// The device engine time actor `id` used, from its shared state (0 if unreadable).
-    pub(crate) fn actor_dev_busy_ns(&self, id: u8) -> u64 {
-        self.layout
-            .actor_shared(id)
-            .and_then(|o| usize::try_from(o).ok())
-            .and_then(|at| {
-                self.pmr
-                    .atomic_u64(at + core::mem::offset_of!(abi::ActorShared, dev_busy_ns))
-                    .ok()
-            })
-            .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
     /// Applies the scheduler's throttle: `permille` of the queue depth may be in flight.

@@ -48,9 +48,11 @@ mod hw;
 mod migrate;
 mod migrator;
 mod pagecache;
+mod pagetags;
 mod queue;
 mod rings;
 mod routing;
+mod sched_state;
 mod scheduler;
 mod segments;
 mod stats;
@@ -610,7 +612,7 @@ impl RefluxDriver {
             pr_warn!("{}: the device cannot migrate: no scheduler\n", &*dev.name);
             return Ok(None);
         }
-        Ok(Some(scheduler::start(dev.clone(), dev.sched_params)?))
+        Ok(Some(scheduler::start(dev.clone(), *dev.sched.params())?))
     }
 }
 
