@@ -11,7 +11,7 @@
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
-    debugfs::{SeqWriter, Show, Store},
+    debugfs::{Dir, SeqWriter, Show, Store},
     kthread::usleep_range,
     prelude::*,
     shared_mem::SharedMem,
@@ -25,7 +25,49 @@ use crate::{
     proto::pipeline::Side,
     queue::RefluxDev,
     stats::Counter,
+    Owner,
 };
+
+/// The device's debugfs directory and its files (`corrupt_lba` only where `caps` has fault
+/// injection).
+pub(crate) fn dir(dev: &Arc<RefluxDev>, caps: u64) -> Result<Dir<Owner>> {
+    let mut dir = Dir::<Owner>::new(&dev.name);
+    dir.show_file(
+        kernel::c_str!("stats"),
+        Arc::new(DevStats { dev: dev.clone() }, GFP_KERNEL)?,
+    )?;
+    if caps & abi::CAP_FAULT_INJECT != 0 {
+        dir.store_file(
+            kernel::c_str!("corrupt_lba"),
+            Arc::new(CorruptLba { dev: dev.clone() }, GFP_KERNEL)?,
+        )?;
+    }
+    let peek = Arc::new(
+        Peek {
+            dev: dev.clone(),
+            lba: core::sync::atomic::AtomicU64::new(0),
+        },
+        GFP_KERNEL,
+    )?;
+    dir.store_file(kernel::c_str!("peek_lba"), peek.clone())?;
+    dir.show_file(kernel::c_str!("peek"), peek)?;
+    let mig = Arc::new(Migration { dev: dev.clone() }, GFP_KERNEL)?;
+    dir.show_file(kernel::c_str!("actors"), mig.clone())?;
+    dir.store_file(kernel::c_str!("migrate"), mig.clone())?;
+    dir.show_store_file(
+        kernel::c_str!("migrate_stop"),
+        Arc::new(MigrateStop { dev: dev.clone() }, GFP_KERNEL)?,
+    )?;
+    dir.show_file(
+        kernel::c_str!("migrations"),
+        Arc::new(Migrations { dev: dev.clone() }, GFP_KERNEL)?,
+    )?;
+    dir.show_file(
+        kernel::c_str!("sched"),
+        Arc::new(Sched { dev: dev.clone() }, GFP_KERNEL)?,
+    )?;
+    Ok(dir)
+}
 
 /// The `stats` file of one device.
 pub(crate) struct DevStats {

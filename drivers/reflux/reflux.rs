@@ -562,47 +562,6 @@ impl RefluxDriver {
             .build(Owner, kernel::fmt!("{}", &*dev.name), tagset, dev.clone())
     }
 
-    /// The device's debugfs directory and its files (`corrupt_lba` only where `caps` has fault
-    /// injection).
-    fn debugfs_dir(dev: &Arc<RefluxDev>, caps: u64) -> Result<kernel::debugfs::Dir<Owner>> {
-        let mut dir = kernel::debugfs::Dir::<Owner>::new(&dev.name);
-        dir.show_file(
-            kernel::c_str!("stats"),
-            Arc::new(debugfs::DevStats { dev: dev.clone() }, GFP_KERNEL)?,
-        )?;
-        if caps & abi::CAP_FAULT_INJECT != 0 {
-            dir.store_file(
-                kernel::c_str!("corrupt_lba"),
-                Arc::new(debugfs::CorruptLba { dev: dev.clone() }, GFP_KERNEL)?,
-            )?;
-        }
-        let peek = Arc::new(
-            debugfs::Peek {
-                dev: dev.clone(),
-                lba: core::sync::atomic::AtomicU64::new(0),
-            },
-            GFP_KERNEL,
-        )?;
-        dir.store_file(kernel::c_str!("peek_lba"), peek.clone())?;
-        dir.show_file(kernel::c_str!("peek"), peek)?;
-        let mig = Arc::new(debugfs::Migration { dev: dev.clone() }, GFP_KERNEL)?;
-        dir.show_file(kernel::c_str!("actors"), mig.clone())?;
-        dir.store_file(kernel::c_str!("migrate"), mig.clone())?;
-        dir.show_store_file(
-            kernel::c_str!("migrate_stop"),
-            Arc::new(debugfs::MigrateStop { dev: dev.clone() }, GFP_KERNEL)?,
-        )?;
-        dir.show_file(
-            kernel::c_str!("migrations"),
-            Arc::new(debugfs::Migrations { dev: dev.clone() }, GFP_KERNEL)?,
-        )?;
-        dir.show_file(
-            kernel::c_str!("sched"),
-            Arc::new(debugfs::Sched { dev: dev.clone() }, GFP_KERNEL)?,
-        )?;
-        Ok(dir)
-    }
-
     /// Starts the scheduler thread if `sched=1` and the device can migrate.
     fn start_scheduler(dev: &Arc<RefluxDev>) -> Result<Option<kernel::kthread::KThread>> {
         if SCHED.get() != 1 {
@@ -644,7 +603,7 @@ impl PlatformDriver for RefluxDriver {
         // From here on, dropping `bound` disables the device.
         bound.request_irq(irq_line)?;
         bound.disk = Some(Self::add_disk(&dev)?);
-        bound._debugfs = Some(Self::debugfs_dir(&dev, id.caps)?);
+        bound._debugfs = Some(debugfs::dir(&dev, id.caps)?);
         bound.sched = Self::start_scheduler(&dev)?;
         if let Some(reg) = attach::registry() {
             reg.add(dev.attach.clone())?;
