@@ -11,7 +11,7 @@
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
-    debugfs::{SeqWriter, Show, Store},
+    debugfs::{Dir, SeqWriter, Show, Store},
     kthread::usleep_range,
     prelude::*,
     shared_mem::SharedMem,
@@ -21,9 +21,53 @@ use kernel::{
 use crate::{
     abi::{self, BlockMeta},
     actor::control,
+    migrator::MigrationLog,
     proto::pipeline::Side,
     queue::RefluxDev,
+    stats::Counter,
+    Owner,
 };
+
+/// The device's debugfs directory and its files (`corrupt_lba` only where `caps` has fault
+/// injection).
+pub(crate) fn dir(dev: &Arc<RefluxDev>, caps: u64) -> Result<Dir<Owner>> {
+    let mut dir = Dir::<Owner>::new(&dev.name);
+    dir.show_file(
+        kernel::c_str!("stats"),
+        Arc::new(DevStats { dev: dev.clone() }, GFP_KERNEL)?,
+    )?;
+    if caps & abi::CAP_FAULT_INJECT != 0 {
+        dir.store_file(
+            kernel::c_str!("corrupt_lba"),
+            Arc::new(CorruptLba { dev: dev.clone() }, GFP_KERNEL)?,
+        )?;
+    }
+    let peek = Arc::new(
+        Peek {
+            dev: dev.clone(),
+            lba: core::sync::atomic::AtomicU64::new(0),
+        },
+        GFP_KERNEL,
+    )?;
+    dir.store_file(kernel::c_str!("peek_lba"), peek.clone())?;
+    dir.show_file(kernel::c_str!("peek"), peek)?;
+    let mig = Arc::new(Migration { dev: dev.clone() }, GFP_KERNEL)?;
+    dir.show_file(kernel::c_str!("actors"), mig.clone())?;
+    dir.store_file(kernel::c_str!("migrate"), mig.clone())?;
+    dir.show_store_file(
+        kernel::c_str!("migrate_stop"),
+        Arc::new(MigrateStop { dev: dev.clone() }, GFP_KERNEL)?,
+    )?;
+    dir.show_file(
+        kernel::c_str!("migrations"),
+        Arc::new(Migrations { dev: dev.clone() }, GFP_KERNEL)?,
+    )?;
+    dir.show_file(
+        kernel::c_str!("sched"),
+        Arc::new(Sched { dev: dev.clone() }, GFP_KERNEL)?,
+    )?;
+    Ok(dir)
+}
 
 /// The `stats` file of one device.
 pub(crate) struct DevStats {
@@ -32,37 +76,35 @@ pub(crate) struct DevStats {
 
 impl Show for DevStats {
     fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
-        let s = &self.dev.stats;
-        let get = |c: &core::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+        let dev = &self.dev;
+        let s = &dev.stats;
         for (k, v) in [
-            ("submitted", get(&s.submitted)),
-            ("completed", get(&s.completed)),
-            ("errors", get(&s.errors)),
-            ("polled", get(&s.polled)),
-            ("host_runs", get(&s.host_runs)),
-            ("parked", get(&s.parked)),
-            ("reroutes", get(&s.reroutes)),
-            ("migrations", get(&s.migrations)),
-            (
-                "migrate_phase",
-                u64::from(self.dev.migrate_phase.load(Ordering::Relaxed)),
-            ),
-            ("written_bytes", get(&s.written_bytes)),
-            ("stored_bytes", get(&s.stored_bytes)),
-            ("attachments", self.dev.attach.table().len() as u64),
+            ("submitted", s.get(Counter::Submitted)),
+            ("completed", s.get(Counter::Completed)),
+            ("errors", s.get(Counter::Errors)),
+            ("polled", s.get(Counter::Polled)),
+            ("host_runs", s.get(Counter::HostRuns)),
+            ("parked", s.get(Counter::Parked)),
+            ("reroutes", s.get(Counter::Reroutes)),
+            ("migrations", s.get(Counter::Migrations)),
+            ("migrate_phase", u64::from(dev.migrator.paused_phase())),
+            ("written_bytes", s.get(Counter::WrittenBytes)),
+            ("stored_bytes", s.get(Counter::StoredBytes)),
+            ("attachments", dev.attach.table().len() as u64),
             (
                 "pagecache_node",
-                self.dev.pagecache.node.map_or(u64::MAX, |n| n as u64),
+                dev.pagecache.node().map_or(u64::MAX, |n| n as u64),
             ),
-            ("pagecache_tagged", get(&self.dev.pagecache.tagged)),
-            ("irq_polled", get(&s.irq_polled)),
-            ("host_deferred", get(&s.host_deferred)),
-            ("host_shared_scratch", get(&s.host_shared_scratch)),
-            ("pagecache_stale", get(&self.dev.pagecache.stale)),
+            ("pagecache_tagged", dev.pagecache.tagged()),
+            ("irq_polled", s.get(Counter::IrqPolled)),
+            ("host_deferred", s.get(Counter::HostDeferred)),
+            ("host_shared_scratch", s.get(Counter::HostSharedScratch)),
+            ("pagecache_stale", dev.pagecache.stale()),
         ] {
             writeln!(out, "{k} {v}")?;
         }
-        if let Some(s) = self.dev.irq_wait.lock().switch.as_ref() {
+        // Written under the switch's lock (the seq_file buffer does not sleep).
+        dev.with_poll_switch(|s| {
             writeln!(
                 out,
                 "irq_wait {}\nirq_wait_switches {}\nirq_gap_ewma_ns {}",
@@ -73,8 +115,9 @@ impl Show for DevStats {
                 },
                 s.switches(),
                 s.ewma_ns()
-            )?;
-        }
+            )
+        })
+        .transpose()?;
         let r32 = |o: usize| {
             self.dev
                 .regs
@@ -179,7 +222,7 @@ impl Show for Peek {
             meta.flags,
             meta.crc,
             meta.generation,
-            self.dev.recorded_page_tag(lba)
+            self.dev.pagecache.recorded(lba)
         )?;
         let mut chunk = [0u8; 64];
         let len = usize::from(meta.stored_len).min(abi::BLOCK_SIZE as usize);
@@ -291,7 +334,7 @@ pub(crate) struct MigrateStop {
 
 impl Show for MigrateStop {
     fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
-        writeln!(out, "{}", self.dev.migrate_stop.load(Ordering::Acquire))
+        writeln!(out, "{}", self.dev.migrator.stop_at())
     }
 }
 
@@ -302,7 +345,7 @@ impl Store for MigrateStop {
         if phase > 3 {
             return Err(EINVAL);
         }
-        self.dev.migrate_stop.store(phase, Ordering::Release);
+        self.dev.migrator.set_stop_at(phase);
         Ok(())
     }
 }
@@ -316,36 +359,39 @@ impl Show for Migrations {
     fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
         // Written under the lock (the seq_file buffer does not sleep): the log is too big to
         // copy onto the stack.
-        let log = self.dev.migration_log.lock();
-        let count = log.count;
-        let n = count.min(log.records.len() as u64);
-        writeln!(out, "# {count} migrations; the last {n} (ns):")?;
-        for i in count - n..count {
-            let slot = i.checked_rem(log.records.len() as u64).unwrap_or(0);
-            let Some(r) = log.records.get(slot as usize) else {
-                continue;
-            };
-            let (from, to) = if r.to_device {
-                ("host", "device")
-            } else {
-                ("device", "host")
-            };
-            writeln!(
-                out,
-                "actor {} from {from} to {to} wake_ns {} drain_ns {} ckpt_ns {} handover_ns {} rebuild_ns {} command_ns {} total_ns {} t_ms {}",
-                r.actor,
-                r.wake_ns,
-                r.drain_ns,
-                r.ckpt_ns,
-                r.handover_ns,
-                r.rebuild_ns,
-                r.command_ns,
-                r.total_ns,
-                r.end_ms
-            )?;
-        }
-        Ok(())
+        self.dev.migrator.with_log(|log| show_migrations(out, log))
     }
+}
+
+/// Writes the migrations of `log` to `out`, oldest first.
+fn show_migrations(out: &mut SeqWriter<'_>, log: &MigrationLog) -> core::fmt::Result {
+    writeln!(
+        out,
+        "# {} migrations; the last {} (ns):",
+        log.count(),
+        log.held()
+    )?;
+    for r in log.records() {
+        let (from, to) = if r.to_device {
+            ("host", "device")
+        } else {
+            ("device", "host")
+        };
+        writeln!(
+            out,
+            "actor {} from {from} to {to} wake_ns {} drain_ns {} ckpt_ns {} handover_ns {} rebuild_ns {} command_ns {} total_ns {} t_ms {}",
+            r.actor,
+            r.wake_ns,
+            r.drain_ns,
+            r.ckpt_ns,
+            r.handover_ns,
+            r.rebuild_ns,
+            r.command_ns,
+            r.total_ns,
+            r.end_ms
+        )?;
+    }
+    Ok(())
 }
 
 /// `sched` (read): the scheduler's parameters, its counters and its last decisions (one line per
@@ -356,7 +402,7 @@ pub(crate) struct Sched {
 
 impl Show for Sched {
     fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
-        let p = &self.dev.sched_params;
+        let p = self.dev.sched.params();
         writeln!(
             out,
             "epoch_ms {} alpha {} beta {} gamma {} theta {} theta_low {} dwell_ms {} q_full {} host_saturated {} headroom_temp {} headroom_util {} u_reflux_only {} engine_share {} flap_backoff {} flap_window_ms {} max_backoff_ms {} lookahead {} lookahead_max_ms {}",
@@ -380,29 +426,27 @@ impl Show for Sched {
             p.lookahead_max_ms
         )?;
         // The host frequency the next sample will scale the host's utilisation by.
-        match kernel::cpufreq_quick::permille_of_max(crate::scheduler::possible_cpus() as u32) {
+        match kernel::cpufreq_quick::permille_of_max(crate::host::possible_cpus() as u32) {
             Some(p) => writeln!(out, "host_freq_permille {p}")?,
             None => writeln!(out, "host_freq_permille none")?,
         }
-        let log = self.dev.sched_log.lock();
-        let count = log.count;
-        writeln!(
-            out,
-            "epochs {count} failed_moves {} flaps {} inflight_permille {} slope_mc_per_s {} upload_us {} horizon_us {}",
-            log.failed_moves,
-            log.state.flaps(),
-            self.dev.inflight_permille(),
-            log.state.slope_milli_c_per_s(),
-            log.state.upload_ns().map_or(0, |(mean, _)| mean) / 1000,
-            log.state.horizon_ns(p) / 1000
-        )?;
-        let n = count.min(log.entries.len() as u64);
-        for i in count - n..count {
-            let slot = i.checked_rem(log.entries.len() as u64).unwrap_or(0);
-            if let Some((t, Some(d))) = log.entries.get(slot as usize) {
+        // Written under the log's lock: the log is too big to copy onto the stack.
+        self.dev.sched.with_log(|log| {
+            writeln!(
+                out,
+                "epochs {} failed_moves {} flaps {} inflight_permille {} slope_mc_per_s {} upload_us {} horizon_us {}",
+                log.count(),
+                log.failed_moves(),
+                log.state().flaps(),
+                self.dev.inflight_permille(),
+                log.state().slope_milli_c_per_s(),
+                log.state().upload_ns().map_or(0, |(mean, _)| mean) / 1000,
+                log.state().horizon_ns(p) / 1000
+            )?;
+            for (t, d) in log.decisions() {
                 writeln!(out, "t_ms {} {d}", t / 1_000_000)?;
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }

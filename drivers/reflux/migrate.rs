@@ -15,8 +15,8 @@
 //!    any of it: a run of `a` that has not started by now is refused (nothing of it ran) and
 //!    routed again, which parks it for D.
 //! 3. **Drain**: wait until no request that needs `a` is in flight on S: the runs S started
-//!    before step 2 finish there, the others are refused. The thread sleeps on `drain_wq`
-//!    until the completion path says the count is down to none.
+//!    before step 2 finish there, the others are refused. The thread sleeps on the migrator's
+//!    drain wait queue until the completion path says the count is down to none.
 //! 4. **Checkpoint**: S serialises `a`'s control state into the PMR and stores "ready"
 //!    (`ckpt_epoch = e + 1`). The host does it itself, or asks the device: through the migration
 //!    mailbox (`abi::REG_MIG_ARM`), imminent from step 0, so that the device's firmware polls it
@@ -36,56 +36,20 @@
 //! (before "active"), 3 after "active" (before the epoch is even again). A paused migration
 //! waits until the knob is cleared or the device goes away.
 
-use core::sync::atomic::Ordering;
-
-use kernel::{kthread::usleep_range, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem};
+use kernel::{pr_warn_ratelimited, prelude::*};
 
 use crate::abi::{self, SubmissionDescriptor, SIDE_HOST};
 use crate::actor::control::{self, Controls, MAX_ACTORS};
 use crate::actor::exec::now_ns;
+use crate::migrator::Record;
 use crate::proto::checkpoint::{recover, Outcome};
 use crate::proto::pipeline::Side;
 use crate::proto::request::epoch_tag;
 use crate::queue::RefluxDev;
+use crate::stats::Counter;
 
 /// Requests per side request-level dispatch profiles before its cost model is fixed.
 const DISPATCH_PROFILE: u32 = 32;
-
-/// Migrations remembered for the `migrations` file.
-pub(crate) const LOG_LEN: usize = 256;
-/// The longest drain a migration waits for, by default (`migrate_drain_timeout_ms`).
-pub(crate) const DRAIN_TIMEOUT_MS: u32 = 5_000;
-
-/// The longest `migrate_drain_timeout_ms`.
-pub(crate) const MAX_DRAIN_TIMEOUT_MS: u32 = 60_000;
-/// The longest the device may take to answer a migration command.
-const DEVICE_TIMEOUT_NS: u64 = 2_000_000_000;
-/// How long the host spins for the device's answer to a migration command before it sleeps
-/// between looks.
-const COMMAND_SPIN_NS: u64 = 500_000;
-/// How long a migration waits, before it starts, for the device's firmware to say it watches
-/// the mailbox; past it, the migration goes on (the command is then taken later, not lost).
-const WAKE_TIMEOUT_NS: u64 = 5_000_000;
-
-/// One finished migration.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Record {
-    pub(crate) actor: u8,
-    pub(crate) to_device: bool,
-    /// Waking the device's firmware before the switch (no request waits for it).
-    pub(crate) wake_ns: u64,
-    pub(crate) drain_ns: u64,
-    pub(crate) ckpt_ns: u64,
-    pub(crate) handover_ns: u64,
-    pub(crate) rebuild_ns: u64,
-    /// The device's command as the host saw it, from posting it to seeing the answer: the
-    /// device's own time for it (`ckpt_ns` or `rebuild_ns`) plus its pick-up and the answer's
-    /// notice, which are most of the hand-over.
-    pub(crate) command_ns: u64,
-    pub(crate) total_ns: u64,
-    /// When it ended (monotonic ms), to place it on a timeline.
-    pub(crate) end_ms: u64,
-}
 
 /// The clock readings of one migration's phases and the device's own times, in nanoseconds:
 /// what its [`Record`] is computed from.
@@ -140,60 +104,17 @@ impl Times {
     }
 }
 
-/// The last [`LOG_LEN`] migrations (on the heap: too big for a stack frame).
-pub(crate) struct MigrationLog {
-    pub(crate) records: KVec<Record>,
-    /// Migrations ever recorded; the newest is at `(count - 1) % LOG_LEN`.
-    pub(crate) count: u64,
-}
-
-impl MigrationLog {
-    pub(crate) fn new() -> Result<Self> {
-        Ok(Self {
-            records: KVec::from_elem(Record::default(), LOG_LEN, GFP_KERNEL)?,
-            count: 0,
-        })
-    }
-
-    pub(crate) fn push(&mut self, r: Record) {
-        // `LOG_LEN` is small: the index fits.
-        if let Some(slot) = self.records.get_mut((self.count % LOG_LEN as u64) as usize) {
-            *slot = r;
-        }
-        self.count += 1;
-    }
-}
-
 impl RefluxDev {
-    /// Waits while `migrate_stop` asks to pause at `phase`; `Err` if the device goes away.
-    fn pause_at(&self, phase: u32, id: u8) -> Result {
-        if self.migrate_stop.load(Ordering::Acquire) != phase {
-            return Ok(());
-        }
-        pr_info!(
-            "{}: migration of actor {id} paused at phase {phase}\n",
-            &*self.name
-        );
-        self.migrate_phase.store(phase, Ordering::Release);
-        while self.migrate_stop.load(Ordering::Acquire) == phase {
-            if self.stopping.load(Ordering::Acquire) {
-                return Err(kernel::errno::eshutdown());
-            }
-            usleep_range(1000, 2000);
-        }
-        self.migrate_phase.store(0, Ordering::Release);
-        Ok(())
-    }
-
     /// Sends the device its part of the migration of `id` at `epoch` and waits for the answer;
     /// returns the device's own time for it and the command's round trip.
     fn device_step(&self, id: u8, epoch: u64, to: Side) -> Result<(u64, u64)> {
         let t0 = now_ns();
-        let (status, dev_ns) = if self.mig_mailbox {
-            let answer = self.mailbox_step(id, epoch, to);
+        let m = &self.migrator;
+        let (status, dev_ns) = if m.has_mailbox() {
+            let answer = m.mailbox_step(&self.regs, &self.name, id, epoch, to);
             // A migration has one command: none is imminent any more (the device stops polling
             // for one), though the migration goes on until its end.
-            self.arm_mailbox(abi::MIG_ARM_ON);
+            m.arm_mailbox(&self.regs, abi::MIG_ARM_ON);
             answer?
         } else {
             self.command_step(id, epoch, to)?
@@ -209,124 +130,39 @@ impl RefluxDev {
         Ok((dev_ns, round_ns))
     }
 
-    /// Waits for `answered` to give the device's answer, spinning at first; `ETIMEDOUT` after
-    /// [`DEVICE_TIMEOUT_NS`].
-    fn await_device<T>(&self, id: u8, mut answered: impl FnMut() -> Option<T>) -> Result<T> {
-        let t0 = now_ns();
-        loop {
-            if let Some(a) = answered() {
-                return Ok(a);
-            }
-            let waited = now_ns().saturating_sub(t0);
-            if waited > DEVICE_TIMEOUT_NS {
-                pr_warn_ratelimited!(
-                    "{}: the device did not answer the migration of actor {id}\n",
-                    &*self.name
-                );
-                return Err(kernel::errno::etimedout());
-            }
-            // The answer usually comes within microseconds (the device polls): spin a little
-            // before sleeping between looks, whose wake-up would dwarf it.
-            if waited < COMMAND_SPIN_NS {
-                core::hint::spin_loop();
-                kernel::kthread::cond_resched();
-            } else {
-                usleep_range(2, 10);
-            }
-        }
-    }
-
-    /// The device's part through the migration mailbox: `(status, device time)`.
-    fn mailbox_step(&self, id: u8, epoch: u64, to: Side) -> Result<(i32, u64)> {
-        let reg = |o| self.regs.atomic_u32(o);
-        let mut cmd = u32::from(id);
-        if matches!(to, Side::Device) {
-            cmd |= abi::MIG_CMD_TO_DEVICE;
-        }
-        // The host is the only writer of `mig_seq`: its last value is the register's.
-        let seq = reg(abi::REG_MIG_SEQ)?
-            .load(Ordering::Relaxed)
-            .wrapping_add(1);
-        reg(abi::REG_MIG_CMD)?.store(cmd, Ordering::Relaxed);
-        reg(abi::REG_MIG_EPOCH)?.store(epoch_tag(epoch), Ordering::Relaxed);
-        // Release: the command before the sequence that posts it.
-        reg(abi::REG_MIG_SEQ)?.store(seq, Ordering::Release);
-        let done = reg(abi::REG_MIG_DONE_SEQ)?;
-        self.await_device(id, || {
-            // Acquire: the status and time the device wrote before the sequence.
-            (done.load(Ordering::Acquire) == seq).then(|| {
-                let r = |o| reg(o).map_or(0, |r| r.load(Ordering::Relaxed));
-                (
-                    r(abi::REG_MIG_STATUS) as i32,
-                    u64::from(r(abi::REG_MIG_DEV_NS)),
-                )
-            })
-        })
-    }
-
     /// The device's part as a `DIR_MIGRATE` descriptor in the SQ: `(status, device time)`.
     fn command_step(&self, id: u8, epoch: u64, to: Side) -> Result<(i32, u64)> {
         let d = SubmissionDescriptor {
-            tag: self.ctrl_tag,
+            tag: self.migrator.ctrl_tag(),
             opcode: abi::opcode(abi::PIPELINE_PASSTHROUGH, abi::DIR_MIGRATE),
             placement: u8::from(matches!(to, Side::Device)),
             actors: [id, 0],
-            state: self.ctrl_tag,
+            state: self.migrator.ctrl_tag(),
             epochs: [epoch_tag(epoch), 0],
             ..Default::default()
         };
-        *self.ctrl_done.lock() = None;
+        self.migrator.clear_ctrl();
         self.submit(&d)?;
-        self.await_device(id, || {
+        self.migrator.await_device(&self.name, id, || {
             // Reap here too: with interrupts the handler may get there first, either is fine.
             self.reap();
-            self.ctrl_done
-                .lock()
-                .take()
+            self.migrator
+                .take_ctrl()
                 .map(|e| (e.status, u64::from(e.stored_bytes)))
         })
     }
 
-    /// Arms the mailbox with `arm` and waits until the device's firmware says it acts on it
-    /// (`abi::REG_MIG_ARM_SEEN`), sleeping between looks, at most [`WAKE_TIMEOUT_NS`]; returns
-    /// the time it took. Nothing waits on it but the migration.
-    fn wake_device(&self, arm: u32) -> u64 {
-        if !self.mig_mailbox {
-            return 0;
-        }
-        let t0 = now_ns();
-        self.arm_mailbox(arm);
-        if let Ok(seen) = self.regs.atomic_u32(abi::REG_MIG_ARM_SEEN) {
-            while seen.load(Ordering::Acquire) != arm
-                && now_ns().saturating_sub(t0) < WAKE_TIMEOUT_NS
-                && !self.stopping.load(Ordering::Acquire)
-            {
-                usleep_range(10, 20);
-            }
-        }
-        now_ns().saturating_sub(t0)
-    }
-
-    /// Tells the device a migration is under way (its firmware then watches the mailbox
-    /// closely), that its command is imminent, or that it is over (`abi::MIG_ARM_*`).
-    fn arm_mailbox(&self, arm: u32) {
-        if self.mig_mailbox {
-            if let Ok(r) = self.regs.atomic_u32(abi::REG_MIG_ARM) {
-                r.store(arm, Ordering::Release);
-            }
-        }
-    }
-
     /// Migrates actor `id` to `to` (see the module documentation).
     pub(crate) fn migrate(&self, id: u8, to: Side) -> Result<Record> {
-        if !self.can_migrate {
+        let m = &self.migrator;
+        if !m.can_migrate() {
             return Err(kernel::errno::eopnotsupp());
         }
-        if self.health.dead.load(Ordering::Acquire) {
+        if self.health.is_dead() {
             return Err(ENODEV);
         }
         // One at a time; the guard holds the list the parked requests are taken into.
-        let mut parked = self.migration.lock();
+        let mut parked = m.lock();
         {
             let routing = self.routing.lock();
             let a = routing.actor(id).ok_or(EINVAL)?;
@@ -342,14 +178,14 @@ impl RefluxDev {
         // long as the runs in progress. (Marked imminent only at the drain's last request, the
         // command often came before the firmware had looked again: 5 of 11 slow pick-ups in a
         // measured run.)
-        let wake_ns = self.wake_device(abi::MIG_ARM_SOON);
+        let wake_ns = m.wake_device(&self.regs, abi::MIG_ARM_SOON);
         let t0 = now_ns();
         // 1. Switch. Only this thread migrates (the lock): the checks above still hold.
         let (from, epoch) = {
             let mut routing = self.routing.lock();
             let Some(a) = routing.actor_mut(id) else {
                 drop(routing);
-                self.arm_mailbox(abi::MIG_ARM_OFF);
+                m.arm_mailbox(&self.regs, abi::MIG_ARM_OFF);
                 return Err(EINVAL);
             };
             let from = a.side;
@@ -358,11 +194,11 @@ impl RefluxDev {
             (from, a.epoch)
         };
         let result = self.migrate_locked(id, from, to, epoch, t0, &mut parked);
-        self.arm_mailbox(abi::MIG_ARM_OFF);
+        m.arm_mailbox(&self.regs, abi::MIG_ARM_OFF);
         let r = match result {
             Ok(r) => Record { wake_ns, ..r },
             Err(e) => {
-                if !self.stopping.load(Ordering::Acquire) {
+                if !m.is_stopping() {
                     // Not reached "active": the source keeps the actor (a drain timeout or a
                     // refused command); the epoch stays odd until the next mount settles it
                     // or goes on to the next even value now.
@@ -371,8 +207,8 @@ impl RefluxDev {
                 return Err(e);
             }
         };
-        self.migration_log.lock().push(r);
-        self.stats.migrations.fetch_add(1, Ordering::Relaxed);
+        m.record(r);
+        self.stats.inc(Counter::Migrations);
         Ok(r)
     }
 
@@ -397,17 +233,17 @@ impl RefluxDev {
             drained: now_ns(),
             ..Times::default()
         };
-        self.pause_at(1, id)?;
+        self.migrator.pause_at(&self.name, 1, id)?;
         // 4. Checkpoint ("ready").
         t.ckpt0 = now_ns();
         self.checkpoint_at_source(id, from, odd, &mut t)?;
         t.ready = now_ns();
-        self.pause_at(2, id)?;
+        self.migrator.pause_at(&self.name, 2, id)?;
         // 5. Rebuild ("active").
         t.rebuild0 = now_ns();
         self.rebuild_at_destination(id, to, odd, &mut t)?;
         t.active = now_ns();
-        self.pause_at(3, id)?;
+        self.migrator.pause_at(&self.name, 3, id)?;
         // 6. Even epoch; the parked requests go.
         let even = odd.wrapping_add(1);
         control::set_epoch(pmr, layout, id, even)?;
@@ -422,42 +258,10 @@ impl RefluxDev {
     /// Step 3 of migrating actor `id`, started at `t0`: waits until no request in flight needs
     /// the actor. The thread sleeps until the completion path wakes it then
     /// (`Routing::pass`); it gives up when the device stops, at the drain timeout or on a
-    /// signal.
+    /// signal (`Migrator::wait_drained`).
     fn drain_actor(&self, id: u8, t0: u64) -> Result {
         let inflight = || self.routing.lock().actor(id).map_or(0, |a| a.inflight);
-        let deadline = t0.saturating_add(self.drain_timeout_ns);
-        let tick_ns = 1_000_000_000 / (kernel::time::msecs_to_jiffies(1000) as u64).max(1);
-        loop {
-            let n = inflight();
-            if n == 0 {
-                return Ok(());
-            }
-            if self.stopping.load(Ordering::Acquire) {
-                return Err(kernel::errno::eshutdown());
-            }
-            let now = now_ns();
-            if now >= deadline {
-                pr_warn_ratelimited!("{}: actor {id}: {n} requests did not drain\n", &*self.name);
-                return Err(kernel::errno::etimedout());
-            }
-            // Whole ticks that end before the deadline; within a tick of it, short sleeps keep
-            // a timeout shorter than a tick (`migrate_drain_timeout_ms=1`) what it says.
-            let ticks = (deadline - now) / tick_ns;
-            if ticks == 0 {
-                usleep_range(5, 20);
-                continue;
-            }
-            let woken = self
-                .drain_wq
-                .wait_interruptible_timeout(Some(ticks as usize), || {
-                    inflight() == 0 || self.stopping.load(Ordering::Acquire)
-                });
-            if woken.is_err() {
-                // A signal to the task that asked for the move (the `migrate` file): it gives
-                // up, as on a timeout, and the source keeps the actor.
-                return Err(EINTR);
-            }
-        }
+        self.migrator.wait_drained(&self.name, id, t0, inflight)
     }
 
     /// Step 4 of migrating actor `id`: its source side `from` checkpoints it at epoch `odd`. A
@@ -544,7 +348,7 @@ impl RefluxDev {
     /// Fails the requests parked for a migration that will not finish (the device is going,
     /// `stopping` is set): waits for a migration under way to give up first.
     pub(crate) fn fail_parked(&self) {
-        let mut parked = self.migration.lock();
+        let mut parked = self.migrator.lock();
         empty(&mut parked);
         self.routing.lock().unpark(&mut parked);
         // `stopping` is set: `resume` fails each.

@@ -13,16 +13,15 @@
 //! compares addresses without a lock. A disk is unpublished (slot cleared, then an RCU grace
 //! period) before it goes away.
 //!
-//! Tags live in the driver, one `u32` per block (a page is a block: 4 KiB), because the folio's
-//! private field belongs to the block device's buffer heads.
+//! Tags live in the driver, one `u32` per block (a page is a block: 4 KiB; `pagetags.rs`),
+//! because the folio's private field belongs to the block device's buffer heads.
 
-use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use kernel::{pagecache_hook, prelude::*, sync::Arc};
 
-use crate::abi;
 use crate::actor::pipeline_actors;
-use crate::proto::page_tag::{is_stale, PageTag};
+use crate::proto::page_tag::PageTag;
 use crate::proto::pipeline::Side;
 use crate::queue::RefluxDev;
 
@@ -67,15 +66,21 @@ pub(crate) struct Hook;
 
 impl pagecache_hook::Hook for Hook {
     fn alloc_node(mapping: usize, _index: u64) -> Option<i32> {
-        with_dev(mapping, |d| d.pagecache.node).flatten()
+        with_dev(mapping, |d| d.pagecache.node()).flatten()
     }
 
     fn added(mapping: usize, index: u64, nr: u64) {
-        with_dev(mapping, |d| d.tag_pages(index, nr));
+        with_dev(mapping, |d| {
+            d.pagecache.tag(index, nr, |lba| page_tag(d, lba))
+        });
     }
 
     fn stale(mapping: usize, index: u64, nr: u64, consume: bool) -> bool {
-        with_dev(mapping, |d| d.pages_stale(index, nr, consume)).unwrap_or(false)
+        with_dev(mapping, |d| {
+            d.pagecache
+                .any_stale(index, nr, consume, |lba| page_tag(d, lba))
+        })
+        .unwrap_or(false)
     }
 }
 
@@ -120,105 +125,19 @@ pub(crate) fn unpublish(dev: &RefluxDev) {
     }
 }
 
-/// A disk's page-cache state.
-pub(crate) struct PageTags {
-    /// The node its pages are allocated on (`None`: the usual policy).
-    pub(crate) node: Option<i32>,
-    /// One per block: the tag of its page when it entered the page cache (0: none).
-    tags: KVVec<AtomicU32>,
-    /// Pages tagged.
-    pub(crate) tagged: AtomicU64,
-    /// Pages a reader found stale (and dropped, unless dirty or mapped).
-    pub(crate) stale: AtomicU64,
-}
-
-impl PageTags {
-    /// Tags for `blocks` blocks; pages on `node`.
-    pub(crate) fn new(blocks: u64, node: Option<i32>) -> Result<Self> {
-        // The page index is the block number only if a page is a block.
-        let blocks = if kernel::page::PAGE_SIZE == abi::BLOCK_SIZE as usize {
-            usize::try_from(blocks).map_err(|_| EINVAL)?
-        } else {
-            0
-        };
-        let mut tags = KVVec::with_capacity(blocks, GFP_KERNEL)?;
-        for _ in 0..blocks {
-            tags.push(AtomicU32::new(0), GFP_KERNEL)?;
-        }
-        Ok(Self {
-            node,
-            tags,
-            tagged: AtomicU64::new(0),
-            stale: AtomicU64::new(0),
-        })
-    }
-}
-
-impl PageTags {
-    /// The tag of block `lba`'s page, if the disk has such a block.
-    fn slot(&self, lba: u64) -> Option<&AtomicU32> {
-        usize::try_from(lba).ok().and_then(|i| self.tags.get(i))
-    }
-}
-
-impl RefluxDev {
-    /// The tag block `lba`'s page would get now.
-    fn page_tag(&self, lba: u64) -> u32 {
-        // One block never straddles an attachment.
-        let (pipeline, flags) = self
-            .pipeline_at(lba, 1)
-            .unwrap_or((self.cfg.pipeline, self.cfg.flags));
-        let mut tag = PageTag::default();
-        let routing = self.routing.lock();
-        for id in pipeline_actors(pipeline, flags) {
-            if let Some(a) = routing.actor(id) {
-                tag.add(id, a.epoch, matches!(a.side, Side::Device));
-            }
-        }
-        tag.encode()
-    }
-
-    fn tag_pages(&self, index: u64, nr: u64) {
-        for lba in index..index.saturating_add(nr) {
-            let Some(slot) = self.pagecache.slot(lba) else {
-                return;
-            };
-            slot.store(self.page_tag(lba), Ordering::Relaxed);
-            self.pagecache.tagged.fetch_add(1, Ordering::Relaxed);
+/// The tag block `lba`'s page of `dev` would get now: its pipeline's actors, their sides and
+/// epochs, as the routing table has them.
+fn page_tag(dev: &RefluxDev, lba: u64) -> u32 {
+    // One block never straddles an attachment.
+    let (pipeline, flags) = dev
+        .pipeline_at(lba, 1)
+        .unwrap_or((dev.cfg.pipeline, dev.cfg.flags));
+    let mut tag = PageTag::default();
+    let routing = dev.routing.lock();
+    for id in pipeline_actors(pipeline, flags) {
+        if let Some(a) = routing.actor(id) {
+            tag.add(id, a.epoch, matches!(a.side, Side::Device));
         }
     }
-
-    /// Whether any page of `index..index + nr` is stale; with `consume`, counts them and tags
-    /// them current (see below).
-    fn pages_stale(&self, index: u64, nr: u64, consume: bool) -> bool {
-        let mut stale = 0;
-        for lba in index..index.saturating_add(nr) {
-            let Some(slot) = self.pagecache.slot(lba) else {
-                break;
-            };
-            let (recorded, now) = (slot.load(Ordering::Relaxed), self.page_tag(lba));
-            if is_stale(recorded, now) {
-                if !consume {
-                    return true;
-                }
-                stale += 1;
-                // Reported once: the reader evicts the page and reads it again (which tags it
-                // anew), or, if it cannot evict it (a transient reference such as a per-CPU
-                // LRU batch holds it), reads it as it is, the same bytes: either way the page
-                // is current from here on.
-                let _ = slot.compare_exchange(recorded, now, Ordering::Relaxed, Ordering::Relaxed);
-            }
-        }
-        if stale > 0 {
-            self.pagecache.stale.fetch_add(stale, Ordering::Relaxed);
-        }
-        stale > 0
-    }
-
-    /// The tag of block `lba`'s page (0: none), for debugfs.
-    pub(crate) fn recorded_page_tag(&self, lba: u64) -> u32 {
-        self.pagecache
-            .slot(lba)
-            .map_or(0, |t| t.load(Ordering::Relaxed))
-    }
+    tag.encode()
 }

@@ -5,24 +5,32 @@
 //!
 //! Each blk-mq tag owns, for the life of its request, the request-state blob `tag` and the PMR
 //! buffers `tag * MAX_REQ_BLOCKS ..`: no allocation on the I/O path, and a completion's tag finds
-//! everything. The submission ring has one producer across the link (this driver; CPUs submitting
-//! at once serialize on `sq`), the completion ring one consumer (the interrupt thread and the
-//! pollers serialize on `cq`). Lock order: `cq`, then `inflight`, then `sq`.
+//! everything.
+//!
+//! [`RefluxDev`] composes the parts of a device, each of which owns its state and its locks:
+//! the rings and the requests in flight ([`Rings`], `rings.rs`), the host executor
+//! ([`HostExec`], `host.rs`), the migrator ([`Migrator`], `migrator.rs`; the protocol is
+//! `migrate.rs`), the scheduler's state ([`SchedState`], `sched_state.rs`), the device's health
+//! ([`Health`], `health.rs`) and counters ([`Stats`], `stats.rs`), the page-cache tags
+//! ([`PageTags`], `pagetags.rs`), besides the routing table and the host's actor control
+//! state. The request path below is what needs several of them at once.
+//!
+//! Lock order across the parts: the migration lock (`Migrator::lock`) first; then the routing
+//! table or the in-flight table, never both at once (what one says is copied out before the
+//! other is taken); the rings' own order inside (`cq`, then `inflight`, then `sq`); the host
+//! executor's scratch, then the actors' control state. The other locks are taken alone.
 
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
 use kernel::{
     block::mq::{Operations, ReqOp, Request, TimeoutAction},
     irq::Handler,
     memremap::MemRemap,
-    new_mutex, new_spinlock, new_wait_queue,
-    owned_wq::{flags as wq_flags, OwnedQueue},
-    pr_warn_ratelimited,
+    new_spinlock, pr_warn_ratelimited,
     prelude::*,
     shared_mem::SharedMem,
     str::CString,
-    sync::{Arc, ArcBorrow, Mutex, SpinLock},
+    sync::{Arc, ArcBorrow, SpinLock},
     types::ARef,
-    wait::WaitQueue,
     workqueue::{new_work, Work, WorkItem},
 };
 
@@ -30,13 +38,15 @@ use crate::{
     abi::{self, CompletionEntry, PmrLayout, ReqState, SubmissionDescriptor},
     actor::{
         control::Controls,
-        exec::{self, Plan, Scratch, StageObserver},
+        exec::{self, now_ns, Plan, StageObserver},
         pipeline_actors,
     },
     attach::DevAttachments,
+    health::Health,
+    host::{host_queue, HostExec},
     hw::{self, Identity},
-    migrate::MigrationLog,
-    pagecache::PageTags,
+    migrator::Migrator,
+    pagetags::PageTags,
     proto::sched::SchedParams,
     proto::{
         self,
@@ -45,9 +55,12 @@ use crate::{
         poll_switch::{PollSwitch, PollSwitchParams, WaitMode},
         request,
     },
+    rings::{irq_poll_switch, queue_depth, Rings},
     routing::{Routed, Routing},
-    scheduler::SchedLog,
-    segments, PipeConfig,
+    sched_state::SchedState,
+    segments,
+    stats::{Counter, Stats},
+    PipeConfig,
 };
 
 /// Counts the host's runs of its actors in their control state.
@@ -61,30 +74,6 @@ impl StageObserver for HostRuns<'_> {
     }
 }
 
-/// A request the device or the driver is working on.
-struct Inflight {
-    rq: ARef<Request<Queue>>,
-    desc: SubmissionDescriptor,
-    /// Counted in the routing table (not parked, not between a refusal and its re-route).
-    routed: bool,
-    /// When `routed`: counted in the actors of its steps from this one on (it has run those
-    /// before; [`Routing::pass`]).
-    counted: u8,
-    /// When it arrived (monotonic ns): request-level dispatch profiles service times.
-    t0_ns: u64,
-    /// Times a side refused it with `EAGAIN` (an actor moved since it was routed).
-    reroutes: u8,
-    /// Of those, the refusals no migration under way explains: bounded, so that a side that
-    /// lost an actor cannot bounce a request forever.
-    strays: u8,
-}
-
-/// A device whose heartbeat has not moved for this long when a request times out is dead.
-const DEAD_AFTER_NS: u64 = 1_000_000_000;
-
-/// Most scratches in the host's pool.
-const POOL_MAX: usize = 8;
-
 /// `queue_rq`'s answer when a request must wait for room: `BLK_STS_RESOURCE`, after which blk-mq
 /// runs the queue again itself (at once if one of its requests completed meanwhile, else after
 /// 3 ms). Not `EBUSY` (`BLK_STS_DEV_RESOURCE`), which promises that the driver reruns the queue
@@ -96,33 +85,6 @@ const RETRY_LATER: Error = ENOMEM;
 /// Re-routes a request refused for no migration under way at most this often before failing
 /// it with `EIO`.
 const MAX_REROUTES: u8 = 8;
-
-/// Counters, for the log and the tests.
-#[derive(Default)]
-pub(crate) struct Stats {
-    pub(crate) submitted: AtomicU64,
-    pub(crate) completed: AtomicU64,
-    pub(crate) errors: AtomicU64,
-    pub(crate) polled: AtomicU64,
-    pub(crate) host_runs: AtomicU64,
-    /// Requests that waited for a migration to end.
-    pub(crate) parked: AtomicU64,
-    /// Requests the device refused with `EAGAIN` and the driver routed again.
-    pub(crate) reroutes: AtomicU64,
-    /// Completed migrations.
-    pub(crate) migrations: AtomicU64,
-    /// Bytes of finished writes, as the application wrote them.
-    pub(crate) written_bytes: AtomicU64,
-    /// Bytes the device stored for them (smaller when compression helped).
-    pub(crate) stored_bytes: AtomicU64,
-    /// Completions the interrupt thread found by polling on, with the interrupt off.
-    pub(crate) irq_polled: AtomicU64,
-    /// Host steps handed to the host-stage workqueue.
-    pub(crate) host_deferred: AtomicU64,
-    /// Host runs that found the scratch pool empty and took turns on the shared scratch, under
-    /// its spinlock.
-    pub(crate) host_shared_scratch: AtomicU64,
-}
 
 /// The host steps of one request, queued on the host-stage workqueue.
 ///
@@ -165,75 +127,6 @@ impl WorkItem for HostJob {
     }
 }
 
-/// The interrupt path's sleep/poll switch (`proto::poll_switch`) and the time of the last
-/// completion it was told of.
-pub(crate) struct IrqWait {
-    pub(crate) switch: Option<PollSwitch>,
-    last_ns: u64,
-}
-
-/// What the request timeout knows of the device.
-pub(crate) struct Health {
-    /// The device stopped answering (its heartbeat stalled while a request timed out): every
-    /// request fails at once, completions are no longer read.
-    pub(crate) dead: AtomicBool,
-    /// The heartbeat as last seen by a timeout, and when it last changed (monotonic ns).
-    beat_seen: AtomicU32,
-    beat_changed_ns: AtomicU64,
-}
-
-/// The workqueue host stages run on, if `host_wq` asks for one. Unbound: a stage runs on
-/// whichever CPU has room; MEM_RECLAIM: writeback waits on it.
-fn host_queue(name: &CStr, host_wq: bool) -> Result<Option<OwnedQueue>> {
-    if !host_wq {
-        return Ok(None);
-    }
-    Ok(Some(OwnedQueue::new(
-        kernel::fmt!("{}-host", name),
-        wq_flags::UNBOUND | wq_flags::MEM_RECLAIM,
-        0,
-    )?))
-}
-
-/// The interrupt path's sleep/poll switch, if `irq_poll` asks for one.
-fn irq_poll_switch(name: &CStr, irq_poll: Option<PollSwitchParams>) -> Result<Option<PollSwitch>> {
-    match irq_poll.map(PollSwitch::new) {
-        None => Ok(None),
-        Some(Ok(s)) => Ok(Some(s)),
-        Some(Err(e)) => {
-            pr_err!("{}: interrupt polling: {e}\n", name);
-            Err(EINVAL)
-        }
-    }
-}
-
-/// The queue depth: `want` (`queue_depth`, checked to be in `1..=256`), at most what the PMR's
-/// `layout` has room for.
-fn queue_depth(name: &CStr, layout: &PmrLayout, want: u32) -> Result<u32> {
-    let p = layout.params();
-    // Every tag needs its own state blob, ring entry and MAX_REQ_BLOCKS buffers.
-    // (One ring entry stays for the migration command.)
-    let fit = p
-        .ring_entries
-        .saturating_sub(1)
-        .min(p.nr_buffers / abi::MAX_REQ_BLOCKS)
-        .min(u32::from(u16::MAX) - 1);
-    if !(1..=256).contains(&want) {
-        pr_err!("{}: queue_depth={want} is out of range 1..=256\n", name);
-        return Err(EINVAL);
-    }
-    Ok(want.min(fit))
-}
-
-/// The pool of host scratches: one per possible CPU, at most [`POOL_MAX`].
-fn scratch_pool() -> Result<KVec<Option<Scratch>>> {
-    let mut pool = KVec::with_capacity(POOL_MAX, GFP_KERNEL)?;
-    for _ in 0..crate::scheduler::possible_cpus().min(POOL_MAX as u64) {
-        pool.push(Some(Scratch::new()?), GFP_KERNEL)?;
-    }
-    Ok(pool)
-}
-
 /// The administrator's knobs that are not the pipeline.
 pub(crate) struct Tuning {
     /// Requests in flight wanted (`queue_depth`).
@@ -252,6 +145,9 @@ pub(crate) struct Tuning {
 }
 
 /// One bound device: the queue data of its disk.
+///
+/// What does not change after bind is here; what does is in the parts, each behind its own
+/// lock(s) and methods.
 #[pin_data]
 pub(crate) struct RefluxDev {
     pub(crate) name: CString,
@@ -259,86 +155,33 @@ pub(crate) struct RefluxDev {
     pub(crate) pmr: MemRemap,
     pub(crate) layout: PmrLayout,
     pub(crate) capacity_blocks: u64,
-    pub(crate) depth: u32,
     /// The default pipeline: of every request outside the administrator's attachments.
     pub(crate) cfg: PipeConfig,
     /// The administrator's attachments of pipelines to byte ranges (configfs).
     pub(crate) attach: Arc<DevAttachments>,
     /// The disk's page-cache node and page tags.
     pub(crate) pagecache: PageTags,
-    /// Whether the interrupt thread polls on (completions close together) or sleeps.
+    /// The rings and the requests in flight.
     #[pin]
-    pub(crate) irq_wait: SpinLock<IrqWait>,
-    /// Where host stages run (`None`: where they are found, in the submitter's context or the
-    /// interrupt thread).
-    /// Drained at unbind before the device can go: its items hold the device.
-    pub(crate) host_wq: Option<OwnedQueue>,
-    /// Whether the device takes migrations (`CAP_MIGRATE`).
-    pub(crate) can_migrate: bool,
-    /// Whether it takes them through the migration mailbox (`CAP_MIGRATE_MAILBOX`) rather than
-    /// as `DIR_MIGRATE` descriptors in the SQ.
-    pub(crate) mig_mailbox: bool,
-    /// The tag of migration commands: one past the blk-mq tags.
-    pub(crate) ctrl_tag: u16,
-    /// The SQ tail this driver publishes next.
+    rings: Rings<ARef<Request<Queue>>>,
+    /// Where host-placed stages run.
     #[pin]
-    sq: SpinLock<u32>,
-    /// The CQ head: the next completion to consume.
-    #[pin]
-    cq: SpinLock<u32>,
-    /// Indexed by tag.
-    #[pin]
-    inflight: SpinLock<KVec<Option<Inflight>>>,
-    /// Where host-placed stages run: a pool of scratches, one per CPU, taken out for a run and
-    /// put back, so that host stages run on every CPU at once.
-    #[pin]
-    scratch_pool: SpinLock<KVec<Option<Scratch>>>,
-    /// The scratch of a run that finds the pool empty (more runs than CPUs, e.g. preempted
-    /// ones): such runs take turns on it.
-    #[pin]
-    scratch: SpinLock<Scratch>,
-    /// Where each actor runs, and the requests in flight through it. Taken alone, or inside
-    /// `scratch` never.
+    pub(crate) host: HostExec,
+    /// Where each actor runs, and the requests in flight through it. Never held with the
+    /// in-flight table, nor taken inside the host executor's scratch.
     #[pin]
     pub(crate) routing: SpinLock<Routing>,
     /// The control state of the actors the host owns.
     #[pin]
     pub(crate) controls: SpinLock<Controls>,
-    /// The completion of the migration command in flight.
+    /// Migrations: one at a time, their log, their fault injection, the device's stop.
     #[pin]
-    pub(crate) ctrl_done: SpinLock<Option<CompletionEntry>>,
-    /// How long a migration waits for its source to drain, in nanoseconds.
-    pub(crate) drain_timeout_ns: u64,
-    /// Where a migration sleeps while its source drains: woken when a request leaves the
-    /// migrating actor with none in flight ([`Routing::pass`]).
+    pub(crate) migrator: Migrator,
+    /// The scheduler's parameters and its last decisions.
     #[pin]
-    pub(crate) drain_wq: WaitQueue,
-    /// Migrations, one at a time. The guard holds the list a migration takes its parked
-    /// requests into, with room for every tag from bind on, so that a switch allocates nothing.
-    #[pin]
-    pub(crate) migration: Mutex<KVec<(u16, u8)>>,
-    /// The phase times of the last migrations.
-    #[pin]
-    pub(crate) migration_log: SpinLock<MigrationLog>,
-    /// The fault-injection knob: pause a migration at this phase (0: never).
-    pub(crate) migrate_stop: AtomicU32,
-    /// The phase a migration is paused at (0: none).
-    pub(crate) migrate_phase: AtomicU32,
-    /// Set when the device is going away: migrations give up, parked requests fail.
-    pub(crate) stopping: AtomicBool,
-    /// The scheduler's parameters.
-    pub(crate) sched_params: SchedParams,
-    /// The scheduler's last decisions.
-    #[pin]
-    pub(crate) sched_log: SpinLock<SchedLog>,
-    /// Nanoseconds of host-placed stage execution, summed: the scheduler's host load.
-    pub(crate) host_busy_ns: AtomicU64,
-    /// Requests admitted and not finished.
-    active: AtomicU32,
+    pub(crate) sched: SchedState,
     /// Whether the device still answers.
     pub(crate) health: Health,
-    /// The scheduler's throttle: at most this many requests admitted (`depth` unthrottled).
-    inflight_limit: AtomicU32,
     pub(crate) stats: Stats,
 }
 
@@ -352,71 +195,39 @@ impl RefluxDev {
         cfg: PipeConfig,
         tuning: Tuning,
     ) -> Result<Arc<Self>> {
+        // The steps that can refuse the tuning (and log why) in their order; the parts'
+        // allocations follow, in the initialiser.
         let attach = DevAttachments::new(&name, id.capacity_blocks, id.caps)?;
         let host_wq = host_queue(&name, tuning.host_wq)?;
         let switch = irq_poll_switch(&name, tuning.irq_poll)?;
         let pagecache = PageTags::new(id.capacity_blocks, tuning.pagecache_node)?;
         let depth = queue_depth(&name, &layout, tuning.depth)?;
-        let mut inflight = KVec::with_capacity(depth as usize, GFP_KERNEL)?;
-        for _ in 0..depth {
-            inflight.push(None, GFP_KERNEL)?;
-        }
-        let scratch = Scratch::new()?;
-        let pool = scratch_pool()?;
-        let routing = Routing::new(depth)?;
-        let parked = KVec::with_capacity(depth as usize, GFP_KERNEL)?;
-        let migration_log = MigrationLog::new()?;
-        let sched_log = SchedLog::new()?;
         Arc::pin_init(
-            pin_init!(Self {
+            try_pin_init!(Self {
                 name,
                 regs,
                 pmr,
                 layout,
                 capacity_blocks: id.capacity_blocks,
-                depth,
                 cfg,
                 attach,
                 pagecache,
-                irq_wait <- new_spinlock!(IrqWait {
-                    switch,
-                    last_ns: crate::actor::exec::now_ns(),
-                }),
-                host_wq,
-                can_migrate: id.caps & abi::CAP_MIGRATE != 0,
-                mig_mailbox: id.caps & abi::CAP_MIGRATE != 0
-                    && id.caps & abi::CAP_MIGRATE_MAILBOX != 0,
-                // `depth < u16::MAX` (`fit` above).
-                ctrl_tag: *depth as u16,
-                sq <- new_spinlock!(0),
-                cq <- new_spinlock!(0),
-                inflight <- new_spinlock!(inflight),
-                scratch_pool <- new_spinlock!(pool),
-                scratch <- new_spinlock!(scratch),
-                routing <- new_spinlock!(routing),
+                rings <- Rings::new(depth, switch),
+                host <- HostExec::new(host_wq),
+                routing <- new_spinlock!(Routing::new(depth)?),
                 controls <- new_spinlock!(Controls::default()),
-                ctrl_done <- new_spinlock!(None),
-                migration <- new_mutex!(parked),
-                migration_log <- new_spinlock!(migration_log),
-                migrate_stop: AtomicU32::new(0),
-                migrate_phase: AtomicU32::new(0),
-                stopping: AtomicBool::new(false),
-                sched_params: tuning.sched,
-                drain_timeout_ns: u64::from(tuning.drain_timeout_ms) * 1_000_000,
-                drain_wq <- new_wait_queue!(),
-                sched_log <- new_spinlock!(sched_log),
-                host_busy_ns: AtomicU64::new(0),
-                active: AtomicU32::new(0),
-                health: Health {
-                    dead: AtomicBool::new(false),
-                    beat_seen: AtomicU32::new(0),
-                    beat_changed_ns: AtomicU64::new(crate::actor::exec::now_ns()),
-                },
-                inflight_limit: AtomicU32::new(*depth),
+                migrator <- Migrator::new(id.caps, depth, tuning.drain_timeout_ms),
+                sched <- SchedState::new(tuning.sched),
+                health: Health::new(),
                 stats: Stats::default(),
-            }),
+            }? Error),
             GFP_KERNEL,
         )
+    }
+
+    /// The queue depth: the number of blk-mq tags.
+    pub(crate) fn depth(&self) -> u32 {
+        self.rings.depth()
     }
 
     fn buffers_offset(&self, tag: u16) -> Result<usize> {
@@ -432,7 +243,7 @@ impl RefluxDev {
     fn descriptor(&self, rq: &Request<Queue>, dir: u8) -> Result<SubmissionDescriptor> {
         let tag = u16::try_from(rq.tag())
             .ok()
-            .filter(|t| u32::from(*t) < self.depth)
+            .filter(|t| u32::from(*t) < self.depth())
             .ok_or(EINVAL)?;
         let mut d = SubmissionDescriptor {
             tag,
@@ -514,26 +325,8 @@ impl RefluxDev {
 
     /// Publishes `d` in the submission ring and rings the doorbell.
     pub(crate) fn submit(&self, d: &SubmissionDescriptor) -> Result {
-        let entries = self.layout.params().ring_entries;
-        let hdr = self.layout.sq_header() as usize;
-        let mut tail = self.sq.lock();
-        // Acquire: the device has read the entries below its head.
-        let head = self.pmr.atomic_u32(hdr + hw::HEAD)?.load(Ordering::Acquire);
-        if tail.wrapping_sub(head) >= entries {
-            // Cannot happen with at most `entries` requests in flight; retry later if it does.
-            return Err(EBUSY);
-        }
-        let off = self.layout.sq_entry(*tail & (entries - 1)).ok_or(EINVAL)?;
-        self.pmr.write_bytes(off as usize, &d.to_bytes())?;
-        *tail = tail.wrapping_add(1);
-        // Release: the descriptor (and the buffers and state it names) before the tail.
-        self.pmr
-            .atomic_u32(hdr + hw::TAIL)?
-            .store(*tail, Ordering::Release);
-        self.regs
-            .atomic_u32(abi::REG_SQ_DOORBELL)?
-            .store(*tail, Ordering::Release);
-        self.stats.submitted.fetch_add(1, Ordering::Relaxed);
+        self.rings.submit(&self.pmr, &self.regs, &self.layout, d)?;
+        self.stats.inc(Counter::Submitted);
         Ok(())
     }
 
@@ -543,10 +336,7 @@ impl RefluxDev {
     /// request was routed (after a migration gave up on a drain, its epoch is past the requests
     /// that did not drain); no other failure is `EAGAIN`.
     fn host_run(&self, tag: u16, step: u8) -> Result<Hop> {
-        let desc = match self.inflight.lock().get(usize::from(tag)) {
-            Some(Some(f)) => f.desc,
-            _ => return Err(EINVAL),
-        };
+        let desc = self.rings.desc(tag).ok_or(EINVAL)?;
         let req = request::Request::validate(&desc, &self.layout.params()).map_err(|_| EINVAL)?;
         let run = req.route().run(Side::Host, step).map_err(|_| EINVAL)?;
         let fail = |e: exec::ExecError| {
@@ -569,44 +359,21 @@ impl RefluxDev {
             );
             return Err(EIO);
         }
-        let t0 = crate::actor::exec::now_ns();
-        let run_with = |scratch: &mut Scratch| {
-            exec::run_stages(
-                &self.pmr,
-                &self.layout,
-                &req,
-                &plan,
-                scratch,
-                &mut HostRuns(&self.controls),
-            )
-        };
-        let taken = {
-            let mut pool = self.scratch_pool.lock();
-            pool.iter_mut()
-                .enumerate()
-                .find_map(|(i, s)| s.take().map(|s| (i, s)))
-        };
-        let ran = match taken {
-            Some((i, mut scratch)) => {
-                let ran = run_with(&mut scratch);
-                if let Some(slot) = self.scratch_pool.lock().get_mut(i) {
-                    *slot = Some(scratch);
-                }
-                ran
-            }
-            None => {
-                self.stats
-                    .host_shared_scratch
-                    .fetch_add(1, Ordering::Relaxed);
-                run_with(&mut self.scratch.lock())
-            }
-        };
-        self.host_busy_ns.fetch_add(
-            crate::actor::exec::now_ns().saturating_sub(t0),
-            Ordering::Relaxed,
+        let ran = self.host.run(
+            || self.stats.inc(Counter::HostSharedScratch),
+            |scratch| {
+                exec::run_stages(
+                    &self.pmr,
+                    &self.layout,
+                    &req,
+                    &plan,
+                    scratch,
+                    &mut HostRuns(&self.controls),
+                )
+            },
         );
         ran.map_err(fail)?;
-        self.stats.host_runs.fetch_add(1, Ordering::Relaxed);
+        self.stats.inc(Counter::HostRuns);
         Ok(run.next)
     }
 
@@ -627,21 +394,14 @@ impl RefluxDev {
                     // Refused before anything ran, as the device refuses (`STATUS_EAGAIN`):
                     // routed again from this step.
                     Err(e) if e == EAGAIN => {
-                        if let Some(Some(f)) = self.inflight.lock().get_mut(usize::from(tag)) {
-                            f.desc.stage_start = step;
-                        }
+                        self.rings.start_at(tag, step);
                         return self.reroute(tag);
                     }
                     Err(e) => return self.finish(tag, Err(e)),
                 },
                 Hop::Device(step) => {
-                    let d = {
-                        let mut inflight = self.inflight.lock();
-                        let Some(Some(f)) = inflight.get_mut(usize::from(tag)) else {
-                            return;
-                        };
-                        f.desc.stage_start = step;
-                        f.desc
+                    let Some(d) = self.rings.start_at(tag, step) else {
+                        return;
                     };
                     if let Err(e) = self.submit(&d) {
                         self.finish(tag, Err(e));
@@ -656,53 +416,33 @@ impl RefluxDev {
     /// The request `tag` has run every step before `step`: it leaves those steps' actors'
     /// counts, so that a migration of one of them no longer waits for it.
     fn pass(&self, tag: u16, step: u8) {
-        let (d, from) = {
-            let mut inflight = self.inflight.lock();
-            let Some(Some(f)) = inflight.get_mut(usize::from(tag)) else {
-                return;
-            };
-            if !f.routed || f.counted >= step {
-                return;
-            }
-            (f.desc, core::mem::replace(&mut f.counted, step))
+        let Some((d, from)) = self.rings.pass(tag, step) else {
+            return;
         };
         let drained = self.routing.lock().pass(&d, from, step);
-        self.drain_ended(drained);
-    }
-
-    /// Wakes the migration waiting for its drain if the routing table said it `ended` (the
-    /// routing lock is dropped by now).
-    fn drain_ended(&self, ended: bool) {
-        if ended {
-            self.drain_wq.wake_all();
-        }
+        self.migrator.drain_ended(drained);
     }
 
     /// Ends the request `tag`: a read's data goes to its pages first.
     fn finish(&self, tag: u16, mut status: Result) {
-        let Some(f) = self
-            .inflight
-            .lock()
-            .get_mut(usize::from(tag))
-            .and_then(Option::take)
-        else {
+        let Some(f) = self.rings.take(tag) else {
             return;
         };
-        if f.routed {
-            let ns = crate::actor::exec::now_ns().saturating_sub(f.t0_ns);
-            let drained = self.routing.lock().release(&f.desc, f.counted, Some(ns));
-            self.drain_ended(drained);
+        if let Some(counted) = f.counted {
+            let ns = now_ns().saturating_sub(f.t0_ns);
+            let drained = self.routing.lock().release(&f.desc, counted, Some(ns));
+            self.migrator.drain_ended(drained);
         }
-        self.active.fetch_sub(1, Ordering::AcqRel);
+        self.rings.leave();
         if status.is_ok() && abi::opcode_direction(f.desc.opcode) == abi::DIR_READ {
             status = self
                 .buffers_offset(tag)
                 .and_then(|off| segments::from_pmr(&f.rq, &self.pmr, off));
         }
         if status.is_err() {
-            self.stats.errors.fetch_add(1, Ordering::Relaxed);
+            self.stats.inc(Counter::Errors);
         }
-        self.stats.completed.fetch_add(1, Ordering::Relaxed);
+        self.stats.inc(Counter::Completed);
         if Request::end(f.rq, status).is_err() {
             pr_warn_ratelimited!(
                 "{}: request {tag} still referenced at its end\n",
@@ -711,40 +451,12 @@ impl RefluxDev {
         }
     }
 
-    /// A request timed out (blk-mq's timer): a device that still beats gets more time; one whose
-    /// heartbeat has not moved for [`DEAD_AFTER_NS`] (or that reports a fatal error or stopped
-    /// being ready) is declared dead, and every request it holds fails with `EIO`.
+    /// A request timed out (blk-mq's timer): a device that still beats gets more time; one that
+    /// does not is declared dead ([`Health::still_alive`]), and every request it holds fails
+    /// with `EIO`.
     pub(crate) fn timed_out(&self, tag: i32) -> TimeoutAction {
-        if !self.health.dead.load(Ordering::Acquire) {
-            let now = crate::actor::exec::now_ns();
-            let reg = |o| {
-                self.regs
-                    .atomic_u32(o)
-                    .map_or(0, |r| r.load(Ordering::Acquire))
-            };
-            let beat = reg(abi::REG_HEARTBEAT);
-            let status = reg(abi::REG_DEV_STATUS);
-            if self.health.beat_seen.swap(beat, Ordering::AcqRel) != beat {
-                self.health.beat_changed_ns.store(now, Ordering::Release);
-            }
-            let still =
-                now.saturating_sub(self.health.beat_changed_ns.load(Ordering::Acquire)) / 1_000_000;
-            let alive = status & abi::DEV_STATUS_FATAL == 0
-                && status & abi::DEV_STATUS_READY != 0
-                && still * 1_000_000 < DEAD_AFTER_NS;
-            if alive {
-                pr_warn_ratelimited!(
-                    "{}: request {tag} timed out; the device is alive (heartbeat {beat}): waiting on\n",
-                    &*self.name
-                );
-                return TimeoutAction::ResetTimer;
-            }
-            if !self.health.dead.swap(true, Ordering::AcqRel) {
-                pr_err!(
-                    "{}: the device stopped answering (status {status:#x}, heartbeat {beat} unchanged for {still} ms): failing its requests\n",
-                    &*self.name
-                );
-            }
+        if self.health.still_alive(&self.regs, &self.name, tag) {
+            return TimeoutAction::ResetTimer;
         }
         self.fail_all();
         TimeoutAction::Done
@@ -758,91 +470,34 @@ impl RefluxDev {
     /// [`Self::reap`]; with `defer` (the device, from the interrupt thread), a request whose
     /// next step is on the host goes to the host-stage workqueue instead of running here.
     pub(crate) fn reap_with(&self, defer: Option<ArcBorrow<'_, RefluxDev>>) -> u32 {
-        if self.health.dead.load(Ordering::Acquire) {
+        if self.health.is_dead() {
             // A dead device's ring is not trusted; its requests were failed.
             return 0;
         }
-        const BATCH: usize = 16;
-        let entries = self.layout.params().ring_entries;
-        let hdr = self.layout.cq_header() as usize;
-        let (Ok(tail_reg), Ok(head_reg)) = (
-            self.pmr.atomic_u32(hdr + hw::TAIL),
-            self.pmr.atomic_u32(hdr + hw::HEAD),
-        ) else {
-            return 0;
-        };
-        let mut total = 0;
-        loop {
-            let mut batch = [CompletionEntry::default(); BATCH];
-            let mut n = 0;
-            {
-                let mut head = self.cq.lock();
-                // Acquire: the entries below the tail were written before it.
-                let tail = tail_reg.load(Ordering::Acquire);
-                while *head != tail && n < BATCH {
-                    let mut raw = [0u8; core::mem::size_of::<CompletionEntry>()];
-                    let ok = self
-                        .layout
-                        .cq_entry(*head & (entries - 1))
-                        .map(|o| self.pmr.read_bytes(o as usize, &mut raw));
-                    let e = CompletionEntry::from_bytes(&raw);
-                    if !matches!(ok, Some(Ok(()))) || e.seq != *head {
-                        pr_warn_ratelimited!(
-                            "{}: completion slot {} holds sequence {}\n",
-                            &*self.name,
-                            *head,
-                            e.seq
-                        );
-                    }
-                    batch[n] = e;
-                    n += 1;
-                    *head = head.wrapping_add(1);
+        self.rings
+            .reap(&self.pmr, &self.layout, &self.name, |batch| {
+                for e in batch {
+                    self.complete(e, defer);
                 }
-                // Release: the entries are read before the device may reuse their slots.
-                head_reg.store(*head, Ordering::Release);
-            }
-            for e in &batch[..n] {
-                self.complete(e, defer);
-            }
-            self.note_completions(n as u64);
-            total += n as u32;
-            if n < BATCH {
-                return total;
-            }
-        }
+            })
     }
 
-    /// Feeds the sleep/poll switch `n` completions found now: their gaps are taken as the time
-    /// since the last completion, spread evenly (a batch means they came close together).
-    fn note_completions(&self, n: u64) {
-        if n == 0 {
-            return;
-        }
-        let now = crate::actor::exec::now_ns();
-        let mut w = self.irq_wait.lock();
-        let gap = now.saturating_sub(w.last_ns) / n;
-        w.last_ns = now;
-        if let Some(s) = w.switch.as_mut() {
-            for _ in 0..n {
-                s.record_gap(gap);
-            }
-        }
-    }
-
-    /// The switch's mode and its sleep threshold, if it is on.
+    /// The interrupt path's switch mode and its sleep threshold, if it is on.
     pub(crate) fn irq_wait_mode(&self) -> Option<(WaitMode, u64)> {
-        let w = self.irq_wait.lock();
-        w.switch
-            .as_ref()
-            .map(|s| (s.mode(), s.params().sleep_above_ns))
+        self.rings.irq_wait_mode()
+    }
+
+    /// Runs `f` on the interrupt path's sleep/poll switch, if it is on.
+    pub(crate) fn with_poll_switch<T>(&self, f: impl FnOnce(&PollSwitch) -> T) -> Option<T> {
+        self.rings.with_switch(f)
     }
 
     fn complete(&self, e: &CompletionEntry, defer: Option<ArcBorrow<'_, RefluxDev>>) {
-        if e.tag == self.ctrl_tag {
-            *self.ctrl_done.lock() = Some(*e);
+        if e.tag == self.migrator.ctrl_tag() {
+            self.migrator.ctrl_completed(*e);
             return;
         }
-        if u32::from(e.tag) >= self.depth {
+        if u32::from(e.tag) >= self.depth() {
             pr_warn_ratelimited!(
                 "{}: completion for tag {} out of range\n",
                 &*self.name,
@@ -864,13 +519,12 @@ impl RefluxDev {
             return;
         }
         let hop = if e.next_stage == abi::NEXT_STAGE_DONE {
-            if let Some(Some(f)) = self.inflight.lock().get(usize::from(e.tag)) {
-                if abi::opcode_direction(f.desc.opcode) == abi::DIR_WRITE {
-                    let n = u64::from(f.desc.nr_blocks) * u64::from(abi::BLOCK_SIZE);
-                    self.stats.written_bytes.fetch_add(n, Ordering::Relaxed);
+            if let Some(desc) = self.rings.desc(e.tag) {
+                if abi::opcode_direction(desc.opcode) == abi::DIR_WRITE {
+                    let n = u64::from(desc.nr_blocks) * u64::from(abi::BLOCK_SIZE);
+                    self.stats.add(Counter::WrittenBytes, n);
                     self.stats
-                        .stored_bytes
-                        .fetch_add(u64::from(e.stored_bytes), Ordering::Relaxed);
+                        .add(Counter::StoredBytes, u64::from(e.stored_bytes));
                 }
             }
             Hop::Done
@@ -895,10 +549,10 @@ impl RefluxDev {
     /// the writeback path), they run here. `dev` is this device, borrowed from its `Arc`: a
     /// job holds a reference, taken only when one is queued.
     fn defer_host(&self, dev: ArcBorrow<'_, RefluxDev>, tag: u16, step: u8) {
-        if let Some(wq) = self.host_wq.as_ref() {
+        if let Some(wq) = self.host.queue() {
             if let Ok(job) = HostJob::new(dev, tag, step) {
-                wq.queue().enqueue(job);
-                self.stats.host_deferred.fetch_add(1, Ordering::Relaxed);
+                wq.enqueue(job);
+                self.stats.inc(Counter::HostDeferred);
                 return;
             }
         }
@@ -931,30 +585,14 @@ impl RefluxDev {
         (0..32u8).filter(move |i| ids & (1 << i) != 0)
     }
 
-    /// The device engine time actor `id` used, from its shared state (0 if unreadable).
-    pub(crate) fn actor_dev_busy_ns(&self, id: u8) -> u64 {
-        self.layout
-            .actor_shared(id)
-            .and_then(|o| usize::try_from(o).ok())
-            .and_then(|at| {
-                self.pmr
-                    .atomic_u64(at + core::mem::offset_of!(abi::ActorShared, dev_busy_ns))
-                    .ok()
-            })
-            .map_or(0, |c| c.load(Ordering::Relaxed))
-    }
-
     /// Applies the scheduler's throttle: `permille` of the queue depth may be in flight.
     pub(crate) fn set_inflight_permille(&self, permille: u32) {
-        let limit = (u64::from(self.depth) * u64::from(permille.min(1000)) / 1000).max(1);
-        // At most `depth`.
-        self.inflight_limit.store(limit as u32, Ordering::Relaxed);
+        self.rings.set_inflight_permille(permille);
     }
 
     /// The throttle level now, in permille of the queue depth.
     pub(crate) fn inflight_permille(&self) -> u32 {
-        let l = u64::from(self.inflight_limit.load(Ordering::Relaxed));
-        (l * 1000 / u64::from(self.depth.max(1))) as u32
+        self.rings.inflight_permille()
     }
 
     /// Routes the request `tag` (again) from `step`, or parks it.
@@ -966,11 +604,10 @@ impl RefluxDev {
     /// workqueue (see [`Self::defer_host`]).
     pub(crate) fn resume_with(&self, tag: u16, step: u8, defer: Option<ArcBorrow<'_, RefluxDev>>) {
         // A request the device refused was routed before: it keeps its dispatch side.
-        let (mut d, first) = match self.inflight.lock().get(usize::from(tag)) {
-            Some(Some(f)) => (f.desc, f.reroutes == 0),
-            _ => return,
+        let Some((mut d, first)) = self.rings.to_route(tag) else {
+            return;
         };
-        if self.stopping.load(Ordering::Acquire) {
+        if self.migrator.is_stopping() {
             return self.finish(tag, Err(EIO));
         }
         d.stage_start = step;
@@ -978,14 +615,10 @@ impl RefluxDev {
         match routed {
             Err(e) => self.finish(tag, Err(e)),
             Ok(Routed::Parked) => {
-                self.stats.parked.fetch_add(1, Ordering::Relaxed);
+                self.stats.inc(Counter::Parked);
             }
             Ok(Routed::Go(hop)) => {
-                if let Some(Some(f)) = self.inflight.lock().get_mut(usize::from(tag)) {
-                    f.desc = d;
-                    f.routed = true;
-                    f.counted = step;
-                }
+                self.rings.routed(tag, d, step);
                 self.advance_with(tag, hop, defer);
             }
         }
@@ -995,13 +628,8 @@ impl RefluxDev {
     /// epoch changed): nothing of the refused run happened, so it is routed again from the step
     /// it was refused at.
     fn reroute(&self, tag: u16) {
-        let (step, desc) = {
-            let mut inflight = self.inflight.lock();
-            let Some(Some(f)) = inflight.get_mut(usize::from(tag)) else {
-                return;
-            };
-            let routed = core::mem::replace(&mut f.routed, false);
-            (f.desc.stage_start, routed.then_some((f.desc, f.counted)))
+        let Some((step, desc)) = self.rings.unroute(tag) else {
+            return;
         };
         // A refusal because an actor it needs is being migrated is the migration's doing (its
         // odd epoch refuses what has not started): not counted against the bound.
@@ -1012,17 +640,10 @@ impl RefluxDev {
                 moving = routing.needs_migrating(&d, from);
                 routing.release(&d, from, None)
             };
-            self.drain_ended(drained);
+            self.migrator.drain_ended(drained);
         }
-        let give_up = match self.inflight.lock().get_mut(usize::from(tag)) {
-            Some(Some(f)) => {
-                f.reroutes = f.reroutes.saturating_add(1);
-                if !moving {
-                    f.strays = f.strays.saturating_add(1);
-                }
-                f.strays > MAX_REROUTES
-            }
-            _ => return,
+        let Some(give_up) = self.rings.refused(tag, moving, MAX_REROUTES) else {
+            return;
         };
         if give_up {
             pr_warn_ratelimited!(
@@ -1031,37 +652,13 @@ impl RefluxDev {
             );
             return self.finish(tag, Err(EIO));
         }
-        self.stats.reroutes.fetch_add(1, Ordering::Relaxed);
+        self.stats.inc(Counter::Reroutes);
         self.resume(tag, step);
-    }
-
-    /// Takes the in-flight slot of `d.tag` for `rq`. A taken slot means blk-mq handed out a tag
-    /// this driver still holds, a broken invariant: the new request fails, the old one is left
-    /// alone.
-    fn claim(&self, d: SubmissionDescriptor, rq: ARef<Request<Queue>>) -> Result {
-        let mut inflight = self.inflight.lock();
-        let Some(slot) = inflight.get_mut(usize::from(d.tag)) else {
-            return Err(EINVAL);
-        };
-        if slot.is_some() {
-            kernel::warn_on!(true);
-            return Err(EIO);
-        }
-        *slot = Some(Inflight {
-            rq,
-            desc: d,
-            routed: false,
-            counted: 0,
-            t0_ns: crate::actor::exec::now_ns(),
-            reroutes: 0,
-            strays: 0,
-        });
-        Ok(())
     }
 
     /// Ends, with an error, every request still held (the device stopped without answering).
     pub(crate) fn fail_all(&self) {
-        for tag in 0..self.depth {
+        for tag in 0..self.depth() {
             self.finish(tag as u16, Err(EIO));
         }
     }
@@ -1081,22 +678,21 @@ impl Operations for Queue {
             ReqOp::Flush => abi::DIR_FLUSH,
             _ => return Err(kernel::errno::eopnotsupp()),
         };
-        if dev.health.dead.load(Ordering::Acquire) {
+        if dev.health.is_dead() {
             return Err(EIO);
         }
         let d = dev.descriptor(&rq, dir)?;
         if rq.is_polled() {
-            dev.stats.polled.fetch_add(1, Ordering::Relaxed);
+            dev.stats.inc(Counter::Polled);
         }
         // The scheduler's throttle (both sides saturated). Counted until `finish`.
-        if dev.active.fetch_add(1, Ordering::AcqRel) >= dev.inflight_limit.load(Ordering::Relaxed) {
-            dev.active.fetch_sub(1, Ordering::AcqRel);
+        if !dev.rings.admit() {
             return Err(RETRY_LATER);
         }
         // The tag's slot, then its buffers: the tag set's queues share one tag space, so a free
         // tag has a free slot, and nothing of another request is touched before that is sure.
-        if let Err(e) = dev.claim(d, rq.clone()) {
-            dev.active.fetch_sub(1, Ordering::AcqRel);
+        if let Err(e) = dev.rings.claim(d, rq.clone()) {
+            dev.rings.leave();
             return Err(e);
         }
         let staged = if dir == abi::DIR_WRITE {
@@ -1155,18 +751,16 @@ impl Handler for DevIrq {
         if hw::set_irq(&dev.regs, false).is_err() {
             return;
         }
-        let mut last = crate::actor::exec::now_ns();
+        let mut last = now_ns();
         loop {
             let n = dev.reap_with(Some(dev.as_arc_borrow()));
-            let now = crate::actor::exec::now_ns();
+            let now = now_ns();
             if n > 0 {
-                dev.stats
-                    .irq_polled
-                    .fetch_add(u64::from(n), Ordering::Relaxed);
+                dev.stats.add(Counter::IrqPolled, u64::from(n));
                 last = now;
             } else if now.saturating_sub(last) > sleep_above_ns
                 || !matches!(dev.irq_wait_mode(), Some((WaitMode::Poll, _)))
-                || dev.health.dead.load(Ordering::Acquire)
+                || dev.health.is_dead()
             {
                 break;
             }

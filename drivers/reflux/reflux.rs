@@ -42,13 +42,20 @@ pub mod proto;
 
 mod attach;
 mod debugfs;
+mod health;
+mod host;
 mod hw;
 mod migrate;
+mod migrator;
 mod pagecache;
+mod pagetags;
 mod queue;
+mod rings;
 mod routing;
+mod sched_state;
 mod scheduler;
 mod segments;
+mod stats;
 
 use proto::pipeline::Route;
 use proto::sched::SchedParams;
@@ -150,7 +157,7 @@ fn irq_poll_params() -> Option<proto::poll_switch::PollSwitchParams> {
 }
 
 module_param!(
-    static MIGRATE_DRAIN_TIMEOUT_MS: u32 = migrate::DRAIN_TIMEOUT_MS,
+    static MIGRATE_DRAIN_TIMEOUT_MS: u32 = migrator::DRAIN_TIMEOUT_MS,
     name: "migrate_drain_timeout_ms",
     perm: 0o444,
     desc: "a migration whose source has not drained by then gives up and the source keeps the stage, ms (5000; 1..=60000)"
@@ -290,10 +297,10 @@ module_param!(
 /// `migrate_drain_timeout_ms`, checked.
 fn drain_timeout_ms() -> Result<u32> {
     let ms = MIGRATE_DRAIN_TIMEOUT_MS.get();
-    if !(1..=migrate::MAX_DRAIN_TIMEOUT_MS).contains(&ms) {
+    if !(1..=migrator::MAX_DRAIN_TIMEOUT_MS).contains(&ms) {
         pr_err!(
             "migrate_drain_timeout_ms={ms} is out of range 1..={}\n",
-            migrate::MAX_DRAIN_TIMEOUT_MS
+            migrator::MAX_DRAIN_TIMEOUT_MS
         );
         return Err(EINVAL);
     }
@@ -542,7 +549,7 @@ impl RefluxDriver {
             return Err(EINVAL);
         }
         let tagset = Arc::pin_init(
-            TagSet::new_with_poll_queues(1 + poll_queues, dev.depth, poll_queues),
+            TagSet::new_with_poll_queues(1 + poll_queues, dev.depth(), poll_queues),
             GFP_KERNEL,
         )?;
         kernel::block::mq::gen_disk::GenDiskBuilder::new()
@@ -555,57 +562,16 @@ impl RefluxDriver {
             .build(Owner, kernel::fmt!("{}", &*dev.name), tagset, dev.clone())
     }
 
-    /// The device's debugfs directory and its files (`corrupt_lba` only where `caps` has fault
-    /// injection).
-    fn debugfs_dir(dev: &Arc<RefluxDev>, caps: u64) -> Result<kernel::debugfs::Dir<Owner>> {
-        let mut dir = kernel::debugfs::Dir::<Owner>::new(&dev.name);
-        dir.show_file(
-            kernel::c_str!("stats"),
-            Arc::new(debugfs::DevStats { dev: dev.clone() }, GFP_KERNEL)?,
-        )?;
-        if caps & abi::CAP_FAULT_INJECT != 0 {
-            dir.store_file(
-                kernel::c_str!("corrupt_lba"),
-                Arc::new(debugfs::CorruptLba { dev: dev.clone() }, GFP_KERNEL)?,
-            )?;
-        }
-        let peek = Arc::new(
-            debugfs::Peek {
-                dev: dev.clone(),
-                lba: core::sync::atomic::AtomicU64::new(0),
-            },
-            GFP_KERNEL,
-        )?;
-        dir.store_file(kernel::c_str!("peek_lba"), peek.clone())?;
-        dir.show_file(kernel::c_str!("peek"), peek)?;
-        let mig = Arc::new(debugfs::Migration { dev: dev.clone() }, GFP_KERNEL)?;
-        dir.show_file(kernel::c_str!("actors"), mig.clone())?;
-        dir.store_file(kernel::c_str!("migrate"), mig.clone())?;
-        dir.show_store_file(
-            kernel::c_str!("migrate_stop"),
-            Arc::new(debugfs::MigrateStop { dev: dev.clone() }, GFP_KERNEL)?,
-        )?;
-        dir.show_file(
-            kernel::c_str!("migrations"),
-            Arc::new(debugfs::Migrations { dev: dev.clone() }, GFP_KERNEL)?,
-        )?;
-        dir.show_file(
-            kernel::c_str!("sched"),
-            Arc::new(debugfs::Sched { dev: dev.clone() }, GFP_KERNEL)?,
-        )?;
-        Ok(dir)
-    }
-
     /// Starts the scheduler thread if `sched=1` and the device can migrate.
     fn start_scheduler(dev: &Arc<RefluxDev>) -> Result<Option<kernel::kthread::KThread>> {
         if SCHED.get() != 1 {
             return Ok(None);
         }
-        if !dev.can_migrate {
+        if !dev.migrator.can_migrate() {
             pr_warn!("{}: the device cannot migrate: no scheduler\n", &*dev.name);
             return Ok(None);
         }
-        Ok(Some(scheduler::start(dev.clone(), dev.sched_params)?))
+        Ok(Some(scheduler::start(dev.clone(), *dev.sched.params())?))
     }
 }
 
@@ -637,7 +603,7 @@ impl PlatformDriver for RefluxDriver {
         // From here on, dropping `bound` disables the device.
         bound.request_irq(irq_line)?;
         bound.disk = Some(Self::add_disk(&dev)?);
-        bound._debugfs = Some(Self::debugfs_dir(&dev, id.caps)?);
+        bound._debugfs = Some(debugfs::dir(&dev, id.caps)?);
         bound.sched = Self::start_scheduler(&dev)?;
         if let Some(reg) = attach::registry() {
             reg.add(dev.attach.clone())?;
@@ -660,7 +626,7 @@ impl PlatformDriver for RefluxDriver {
             cfg.pipeline,
             cfg.flags,
             cfg.placement,
-            dev.depth,
+            dev.depth(),
             if bound.irq.is_some() { "interrupts" } else { "polled" }
         );
         Ok(bound)
@@ -703,11 +669,9 @@ impl Drop for Bound {
         // A migration paused by the fault-injection knob gives up, and the requests parked for
         // it fail (never acknowledged, so nothing acknowledged is lost): `del_gendisk` below
         // waits for every request.
-        self.dev
-            .stopping
-            .store(true, core::sync::atomic::Ordering::Release);
-        // A migration asked for through the `migrate` file may be sleeping in its drain.
-        self.dev.drain_wq.wake_all();
+        // A migration asked for through the `migrate` file may be sleeping in its drain: it
+        // wakes.
+        self.dev.migrator.stop();
         self.dev.fail_parked();
         // The disk first: `del_gendisk` waits for every request in flight.
         drop(self.disk.take());
@@ -715,9 +679,7 @@ impl Drop for Bound {
         drop(self.irq.take());
         // Host stages taken off the interrupt path: none is queued any more (the disk and the
         // interrupt are gone); wait for those running, which hold the device.
-        if let Some(wq) = self.dev.host_wq.as_ref() {
-            wq.drain();
-        }
+        self.dev.host.drain();
         if hw::disable(&self.dev.regs, &self.dev.name).is_ok() {
             // The device checkpointed its actors as it stopped; the host's follow.
             self.dev.snapshot_host_actors();

@@ -188,7 +188,7 @@ impl Routing {
     /// run.
     ///
     /// Returns whether a migrating actor's drain ended: the caller wakes the migration
-    /// ([`RefluxDev::drain_wq`](crate::queue::RefluxDev)) once the lock is dropped.
+    /// ([`Migrator::drain_ended`](crate::migrator::Migrator::drain_ended)) once the lock is dropped.
     #[must_use = "a drain that ended wakes the migration waiting for it"]
     pub(crate) fn pass(&mut self, d: &SubmissionDescriptor, from: u8, to: u8) -> bool {
         match Route::new(d.opcode, d.flags, d.placement) {

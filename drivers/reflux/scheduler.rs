@@ -37,9 +37,9 @@
 //!   (package power) is not sampled: the VM has none, and the kernel gives a module no
 //!   interface to it (powercap is a sysfs interface for user space).
 //!
-//! Every decision (scores, move, throttle level) goes into a log of the last [`LOG_LEN`]
-//! epochs, shown by the `sched` debugfs file; every migration it makes is also logged to the
-//! kernel log.
+//! Every decision (scores, move, throttle level) goes into a log of the last
+//! [`LOG_LEN`](crate::sched_state::LOG_LEN) epochs, shown by the `sched` debugfs file; every
+//! migration it makes is also logged to the kernel log.
 
 use core::sync::atomic::Ordering;
 
@@ -54,41 +54,13 @@ use kernel::{
 use crate::abi;
 use crate::actor::control::MAX_ACTORS;
 use crate::actor::exec::now_ns;
+use crate::host::possible_cpus;
 use crate::proto::pipeline::Side;
 use crate::proto::sched::{
     busy_permille, ActorView, Decision, Move, Sample, SchedParams, Scheduler, MAX_LOGGED,
 };
 use crate::queue::RefluxDev;
-
-/// Decisions kept for the `sched` file.
-pub(crate) const LOG_LEN: usize = 32;
-
-/// The decisions of the last epochs (on the heap: too big for a stack frame).
-pub(crate) struct SchedLog {
-    pub(crate) entries: KVec<(u64, Option<Decision>)>,
-    pub(crate) count: u64,
-    /// Migrations the scheduler asked for that failed.
-    pub(crate) failed_moves: u64,
-    /// The scheduler's state after the last epoch (its flaps, the lookahead's rate and
-    /// horizon), for the `sched` file.
-    pub(crate) state: Scheduler,
-}
-
-impl SchedLog {
-    pub(crate) fn new() -> Result<Self> {
-        Ok(Self {
-            entries: KVec::from_elem((0, None), LOG_LEN, GFP_KERNEL)?,
-            count: 0,
-            failed_moves: 0,
-            state: Scheduler::new(),
-        })
-    }
-}
-
-/// CPUs the machine may have.
-pub(crate) fn possible_cpus() -> u64 {
-    u64::from(kernel::cpu::nr_cpu_ids().max(1))
-}
+use crate::stats::Counter;
 
 /// The busy fraction of the host's CPUs from one epoch to the next (see the module
 /// documentation).
@@ -172,7 +144,7 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
 /// What the scheduler thread keeps from one epoch to the next to measure the host and the
 /// device over the epoch.
 struct Sampler {
-    /// `RefluxDev::host_busy_ns` at the last epoch, and when it was read.
+    /// The host executor's busy time at the last epoch, and when it was read.
     busy0: u64,
     t0: u64,
     host: HostLoad,
@@ -183,7 +155,7 @@ struct Sampler {
 impl Sampler {
     fn new(dev: &RefluxDev) -> Self {
         Self {
-            busy0: dev.host_busy_ns.load(Ordering::Relaxed),
+            busy0: dev.host.busy_ns(),
             t0: now_ns(),
             host: HostLoad::new(),
             busy_prev: [0u64; MAX_ACTORS],
@@ -193,7 +165,7 @@ impl Sampler {
     /// Samples the host and the device at the start of an epoch.
     fn sample(&mut self, dev: &RefluxDev) -> Sample {
         let now = now_ns();
-        let busy = dev.host_busy_ns.load(Ordering::Relaxed);
+        let busy = dev.host.busy_ns();
         let span = now.saturating_sub(self.t0).max(1) * possible_cpus();
         let reflux_util = (busy.saturating_sub(self.busy0).saturating_mul(1000) / span).min(1000);
         (self.busy0, self.t0) = (busy, now);
@@ -211,7 +183,7 @@ impl Sampler {
             reflux_util_permille: reflux_util as u32,
             // At most `nr_cpu_ids`, a `u32` in C.
             host_freq_permille: kernel::cpufreq_quick::permille_of_max(possible_cpus() as u32),
-            finished: dev.stats.completed.load(Ordering::Relaxed),
+            finished: dev.stats.get(Counter::Completed),
         }
     }
 
@@ -220,7 +192,7 @@ impl Sampler {
         let mut delta = [0u64; MAX_ACTORS];
         for id in dev.pipeline_actors() {
             let i = usize::from(id);
-            let now = dev.actor_dev_busy_ns(id);
+            let now = actor_dev_busy_ns(dev, id);
             if let (Some(d), Some(p)) = (delta.get_mut(i), self.busy_prev.get_mut(i)) {
                 *d = now.saturating_sub(*p);
                 *p = now;
@@ -310,7 +282,7 @@ fn carry_out(dev: &RefluxDev, sched: &mut Scheduler, m: Move, decision: &Decisio
         // A migration started by hand between the sample and now, or a drain timeout.
         Err(e) => {
             pr_warn!("{}: scheduler could not move {m}: {e:?}\n", &*dev.name);
-            dev.sched_log.lock().failed_moves += 1;
+            dev.sched.failed_move();
         }
     }
 }
@@ -318,11 +290,18 @@ fn carry_out(dev: &RefluxDev, sched: &mut Scheduler, m: Move, decision: &Decisio
 /// Records `decision`, taken at `now`, and the scheduler's state `sched` after it in the log of
 /// the `sched` file.
 fn log_decision(dev: &RefluxDev, now: u64, decision: Decision, sched: Scheduler) {
-    let mut log = dev.sched_log.lock();
-    let i = (log.count % LOG_LEN as u64) as usize;
-    if let Some(e) = log.entries.get_mut(i) {
-        *e = (now, Some(decision));
-    }
-    log.count += 1;
-    log.state = sched;
+    dev.sched.record(now, decision, sched);
+}
+
+/// The device engine time actor `id` used, from its shared state (0 if unreadable).
+fn actor_dev_busy_ns(dev: &RefluxDev, id: u8) -> u64 {
+    dev.layout
+        .actor_shared(id)
+        .and_then(|o| usize::try_from(o).ok())
+        .and_then(|at| {
+            dev.pmr
+                .atomic_u64(at + core::mem::offset_of!(abi::ActorShared, dev_busy_ns))
+                .ok()
+        })
+        .map_or(0, |c| c.load(Ordering::Relaxed))
 }

@@ -13,7 +13,8 @@
 //! - [`aes`]: AES (lib/crypto) as the block cipher under `proto::xts`, with a key cache;
 //! - [`exec`]: [`exec::Plan`] checks a run against the actor table and the epoch table, and
 //!   [`exec::run_stages`] executes it over a request's blocks, with an [`exec::Scratch`] that
-//!   each engine context (a device core, a host context) allocates once.
+//!   each engine context (a device core, a host context) allocates once; [`error`] says why a
+//!   run failed.
 //!
 //! # The default actors
 //!
@@ -37,6 +38,7 @@
 pub mod aes;
 pub mod control;
 pub mod crc;
+pub mod error;
 pub mod exec;
 pub mod external;
 pub mod lz4;
