@@ -260,6 +260,17 @@ reflux_dev_again() {
 	modprobe reflux_dev $(modparams reflux_dev) "$@"
 }
 
+# with_defaults PROG: a suite that is one selftest binary needing the reflux
+# driver with its defaults; the driver is loaded with them again after, for
+# the suites that follow. Exits with PROG's status.
+with_defaults() {
+	reload_reflux "" >/dev/null || { ktap_plan 1; tap "reflux loads with its defaults" false; ktap_finish; }
+	"$1"
+	rc=$?
+	reload_reflux "" >/dev/null
+	exit $rc
+}
+
 stat_reflux() { awk -v k="$1" '$1 == k { print $2 }' /sys/kernel/debug/reflux0/stats; }
 
 # actor_field ID KEY: a field of actor ID's line in debugfs `actors`.

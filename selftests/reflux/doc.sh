@@ -5,8 +5,4 @@
 # would (selftests/reflux/doc_test.c), with the driver's defaults.
 . /selftests/lib/cxlstack.sh
 need_module reflux
-reload_reflux "" >/dev/null || { ktap_plan 1; tap "reflux loads with its defaults" false; ktap_finish; }
-/selftests/reflux/doc_test
-rc=$?
-reload_reflux "" >/dev/null
-exit $rc
+with_defaults /selftests/reflux/doc_test

@@ -25,43 +25,44 @@ stored_bytes() {
 	esac
 }
 
-roundtrips="pipeline=1|pipeline=2|pipeline=2 checksum=1|pipeline=3|pipeline=3 checksum=1|pipeline=1 placement=0|pipeline=2 checksum=1 placement=0|pipeline=2 checksum=1 placement=1|pipeline=3 checksum=1 placement=2"
-corrupted="pipeline=1|pipeline=1 placement=0|pipeline=2 checksum=1|pipeline=3 checksum=1 placement=1"
-ciphers="pipeline=3|pipeline=3 placement=0"
-refusals=9
-ktap_plan $((9 + 6 + 4 + 1 + 2 + 3 + 4 + refusals + 1))
-
 rt=/selftests/reflux/roundtrip_test
 it=/selftests/reflux/integrity_test
-IFS='|'
-for cfg in $roundtrips; do
-	unset IFS
-	# Each pipeline in a slice of its own: slices 0-2 hold the tests below.
-	slice=$((${slice:-2} + 1))
-	tap "round trip with $cfg" with_reflux "$cfg" env REFLUX_SLICE=$slice/16 \
-		$rt -t direct_random -t buffered_random -t overlap_last_wins
-done
-unset IFS
+
+# roundtrips CONFIG...: each configuration's round trip, in a slice of its
+# own (slices 0-2 hold the tests below).
+roundtrips() {
+	slice=2
+	for cfg in "$@"; do
+		slice=$((slice + 1))
+		tap "round trip with $cfg" with_reflux "$cfg" env REFLUX_SLICE=$slice/16 \
+			$rt -t direct_random -t buffered_random -t overlap_last_wins
+	done
+}
+
+# integrity EXPECT TEST WHAT CONFIG...: integrity_test's TEST under each
+# configuration, expecting EXPECT.
+integrity() {
+	expect=$1 test=$2 what=$3
+	shift 3
+	for cfg in "$@"; do
+		tap "$cfg: $what" with_reflux "$cfg" env REFLUX_EXPECT=$expect $it -t $test
+	done
+}
+
+refusals=9
+ktap_plan $((9 + 6 + 4 + 1 + 2 + 3 + 4 + refusals + 1))
+roundtrips "pipeline=1" "pipeline=2" "pipeline=2 checksum=1" "pipeline=3" \
+	"pipeline=3 checksum=1" "pipeline=1 placement=0" "pipeline=2 checksum=1 placement=0" \
+	"pipeline=2 checksum=1 placement=1" "pipeline=3 checksum=1 placement=2"
 for p in 1 2 3; do
 	tap "pipeline $p: written on the device, read on the host" cross_placement $p 3 0
 	tap "pipeline $p: written on the host, read on the device" cross_placement $p 0 3
 done
-IFS='|'
-for cfg in $corrupted; do
-	unset IFS
-	tap "$cfg: a flipped PMR byte reads as EIO" \
-		with_reflux "$cfg" env REFLUX_EXPECT=eio $it -t corrupted_media
-done
-unset IFS
-tap "passthrough: the same flip reads back as is (the control)" \
-	with_reflux "pipeline=0" env REFLUX_EXPECT=flipped $it -t corrupted_media
-IFS='|'
-for cfg in $ciphers; do
-	unset IFS
-	tap "$cfg: no plaintext in the stored block" \
-		with_reflux "$cfg" env REFLUX_EXPECT=ciphertext $it -t no_plaintext_stored
-done
-unset IFS
+integrity eio corrupted_media "a flipped PMR byte reads as EIO" "pipeline=1" \
+	"pipeline=1 placement=0" "pipeline=2 checksum=1" "pipeline=3 checksum=1 placement=1"
+integrity flipped corrupted_media "the same flip reads back as is (the control)" "pipeline=0"
+integrity ciphertext no_plaintext_stored "no plaintext in the stored block" "pipeline=3" \
+	"pipeline=3 placement=0"
 tap_show "passthrough stores what it is given" stored_bytes "pipeline=0"
 tap_show "compression stores repeated text in under a quarter of its size" \
 	stored_bytes "pipeline=2 checksum=1"

@@ -143,14 +143,7 @@ impl Tenant {
         if md.is_some() || pl.is_some() {
             let hw_guard = self.dev.hw.lock();
             let hw = hw_guard.as_ref().ok_or(ENODEV)?;
-            if let Some(h) = md {
-                core.store_head(hw, true, h)?;
-                st.counters.published += 1;
-            }
-            if let Some(h) = pl {
-                core.store_head(hw, false, h)?;
-                st.counters.published += 1;
-            }
+            core.store_heads(hw, st, md, pl)?;
         }
         Ok(())
     }

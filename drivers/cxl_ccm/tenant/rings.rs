@@ -147,4 +147,24 @@ impl TenantCore {
         self.stalled(self.link.mem_store());
         Ok(())
     }
+
+    /// Stores the heads its publishers let go (`md`: the metadata head, `pl`: the payload
+    /// head) into the credit line, counting each store in `st`.
+    pub(super) fn store_heads(
+        &self,
+        hw: &Hw,
+        st: &mut RingState,
+        md: Option<RingIndex>,
+        pl: Option<RingIndex>,
+    ) -> Result {
+        if let Some(h) = md {
+            self.store_head(hw, true, h)?;
+            st.counters.published += 1;
+        }
+        if let Some(h) = pl {
+            self.store_head(hw, false, h)?;
+            st.counters.published += 1;
+        }
+        Ok(())
+    }
 }

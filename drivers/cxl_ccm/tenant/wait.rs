@@ -37,14 +37,7 @@ impl Tenant {
             pr_warn_ratelimited!("WAIT: heads out of the device's credit window\n");
             return Err(EIO);
         };
-        if let Some(h) = md {
-            core.store_head(hw, true, h)?;
-            st.counters.published += 1;
-        }
-        if let Some(h) = pl {
-            core.store_head(hw, false, h)?;
-            st.counters.published += 1;
-        }
+        core.store_heads(hw, &mut st, md, pl)?;
         // A CXL.io register read. Acquire: pairs with the device's release store.
         core.stalled(core.link.io_read());
         let blocked = hw
