@@ -114,19 +114,25 @@ fn wait_status(regs: &MemRemap, mask: u32, want: u32) -> Result<u32> {
     Err(kernel::errno::etimedout())
 }
 
-/// Enables the device and waits until it is ready.
+/// Enables the device and waits until it is ready. On a failure the enable is withdrawn: the
+/// device is left disabled, as a failed probe must leave it.
 pub(crate) fn enable(regs: &MemRemap, name: &CStr) -> Result {
+    let ctrl = regs.atomic_u32(abi::REG_DEV_CTRL)?;
     // Release: the ring counters and the superblock written before are what the device loads.
-    regs.atomic_u32(abi::REG_DEV_CTRL)?
-        .store(abi::DEV_CTRL_ENABLE, Ordering::Release);
-    let s = wait_status(regs, abi::DEV_STATUS_READY, abi::DEV_STATUS_READY).inspect_err(|_| {
-        pr_err!("{name}: the device did not become ready\n");
-    })?;
+    ctrl.store(abi::DEV_CTRL_ENABLE, Ordering::Release);
+    let s = match wait_status(regs, abi::DEV_STATUS_READY, abi::DEV_STATUS_READY) {
+        Ok(s) => s,
+        Err(e) => {
+            pr_err!("{name}: the device did not become ready\n");
+            // A device that gets ready late stops again.
+            ctrl.store(0, Ordering::Release);
+            return Err(e);
+        }
+    };
     if s & abi::DEV_STATUS_FATAL != 0 {
         let err = r32(regs, abi::REG_DEV_ERROR).unwrap_or(0);
         pr_err!("{name}: the device refused to start (error {err})\n");
-        regs.atomic_u32(abi::REG_DEV_CTRL)?
-            .store(0, Ordering::Release);
+        ctrl.store(0, Ordering::Release);
         return Err(EIO);
     }
     Ok(())

@@ -24,13 +24,11 @@
 #![recursion_limit = "512"]
 
 use kernel::{
-    block::mq::{gen_disk::GenDisk, TagSet},
     memremap::{MapMode, MemRemap},
     module_param,
     platform::{DriverRegistration, MemResource, PlatformDevice, PlatformDriver},
     prelude::*,
     str::CString,
-    sync::Arc,
 };
 
 /// The device ABI, shared with the software device.
@@ -41,6 +39,7 @@ pub mod actor;
 pub mod proto;
 
 mod attach;
+mod bound;
 mod debugfs;
 mod health;
 mod host;
@@ -57,9 +56,10 @@ mod scheduler;
 mod segments;
 mod stats;
 
+use bound::Bound;
 use proto::pipeline::Route;
 use proto::sched::SchedParams;
-use queue::{DevIrq, Queue, RefluxDev};
+use queue::RefluxDev;
 
 module! {
     type: RefluxModule,
@@ -474,17 +474,6 @@ impl PipeConfig {
 // last close.
 kernel::module_owner!(Owner);
 
-/// A bound device: its disk, then its interrupt, then the device itself.
-struct Bound {
-    dev: Arc<RefluxDev>,
-    /// The scheduler thread, if it runs: stopped first.
-    sched: Option<kernel::kthread::KThread>,
-    _debugfs: Option<kernel::debugfs::Dir<Owner>>,
-    // Dropped first: no request reaches the device after this.
-    disk: Option<GenDisk<Queue>>,
-    irq: Option<kernel::irq::Registration<DevIrq>>,
-}
-
 struct RefluxDriver;
 
 impl RefluxDriver {
@@ -537,42 +526,6 @@ impl RefluxDriver {
             drain_timeout_ms: drain_timeout_ms()?,
         })
     }
-
-    /// Adds the device's disk, with `poll_queues` hardware queues for polled I/O.
-    fn add_disk(dev: &Arc<RefluxDev>) -> Result<GenDisk<Queue>> {
-        let poll_queues = POLL_QUEUES.get();
-        if poll_queues > 1 {
-            pr_err!(
-                "{}: poll_queues={poll_queues} is out of range 0..=1\n",
-                &*dev.name
-            );
-            return Err(EINVAL);
-        }
-        let tagset = Arc::pin_init(
-            TagSet::new_with_poll_queues(1 + poll_queues, dev.depth(), poll_queues),
-            GFP_KERNEL,
-        )?;
-        kernel::block::mq::gen_disk::GenDiskBuilder::new()
-            .logical_block_size(abi::BLOCK_SIZE)?
-            .physical_block_size(abi::BLOCK_SIZE)?
-            .capacity_sectors(dev.capacity_blocks << (abi::BLOCK_SHIFT - 9))
-            .max_hw_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
-            // No request crosses a 128 KiB boundary, so none straddles two attachments.
-            .chunk_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
-            .build(Owner, kernel::fmt!("{}", &*dev.name), tagset, dev.clone())
-    }
-
-    /// Starts the scheduler thread if `sched=1` and the device can migrate.
-    fn start_scheduler(dev: &Arc<RefluxDev>) -> Result<Option<kernel::kthread::KThread>> {
-        if SCHED.get() != 1 {
-            return Ok(None);
-        }
-        if !dev.migrator.can_migrate() {
-            pr_warn!("{}: the device cannot migrate: no scheduler\n", &*dev.name);
-            return Ok(None);
-        }
-        Ok(Some(scheduler::start(dev.clone(), *dev.sched.params())?))
-    }
 }
 
 impl PlatformDriver for RefluxDriver {
@@ -589,33 +542,12 @@ impl PlatformDriver for RefluxDriver {
         let tuning = Self::tuning(pmr_res)?;
         let dev = RefluxDev::new(name, regs, pmr, layout, id, cfg, tuning)?;
         migrate::settle_at_mount(&dev, &cfg.registration())?;
-        hw::enable(&dev.regs, &dev.name)?;
-        let mut bound = KBox::new(
-            Bound {
-                dev: dev.clone(),
-                sched: None,
-                _debugfs: None,
-                disk: None,
-                irq: None,
-            },
-            GFP_KERNEL,
-        )?;
-        // From here on, dropping `bound` disables the device.
-        bound.request_irq(irq_line)?;
-        bound.disk = Some(Self::add_disk(&dev)?);
-        bound._debugfs = Some(debugfs::dir(&dev, id.caps)?);
-        bound.sched = Self::start_scheduler(&dev)?;
-        if let Some(reg) = attach::registry() {
-            reg.add(dev.attach.clone())?;
-        }
-        if let Some(disk) = bound.disk.as_ref() {
-            if pagecache::publish(&dev, disk.mapping_addr()).is_err() {
-                pr_warn!(
-                    "{}: too many disks: the page cache is not placed nor tagged\n",
-                    &*dev.name
-                );
-            }
-        }
+        // A failure before this leaves the device disabled, as probe found it. Its PMR stays
+        // mounted (generation + 1, not clean, the rings reset): what a host that died in probe
+        // leaves, which the next mount takes as it is, since the host owns the PMR while the
+        // device is not enabled and the device has not run. From the enable on, every
+        // step is undone by a guard in `Bound`: a failure stops and disables the device again.
+        let bound = KBox::new(Bound::new(&dev, irq_line, id.caps)?, GFP_KERNEL)?;
         pr_info!(
             "/dev/{}: ABI {}.{}, {} MiB, {} device cores, pipeline {} flags {:#x} placement {:#x}, depth {}, {}\n",
             &*dev.name,
@@ -627,7 +559,7 @@ impl PlatformDriver for RefluxDriver {
             cfg.flags,
             cfg.placement,
             dev.depth(),
-            if bound.irq.is_some() { "interrupts" } else { "polled" }
+            if bound.has_irq() { "interrupts" } else { "polled" }
         );
         Ok(bound)
     }
@@ -635,58 +567,6 @@ impl PlatformDriver for RefluxDriver {
     fn remove(pdev: &PlatformDevice, bound: Self::Data) {
         drop(bound);
         pr_info!("reflux{}: unbound\n", pdev.id());
-    }
-}
-
-impl Bound {
-    /// Registers the handler of the device's interrupt `irq_line`, then unmasks it at the
-    /// device; without a line, completions are polled. The registration is kept in `self` before
-    /// the unmasking, so that a failure to unmask is undone by [`Bound`]'s drop in its order.
-    fn request_irq(&mut self, irq_line: Option<u32>) -> Result {
-        let dev = &self.dev;
-        match irq_line {
-            Some(n) => {
-                let handler = Arc::new(DevIrq { dev: dev.clone() }, GFP_KERNEL)?;
-                self.irq = Some(kernel::irq::Registration::new(n, &dev.name, handler)?);
-                hw::set_irq(&dev.regs, true)?;
-            }
-            None => pr_info!("{}: no interrupt: completions are polled\n", &*dev.name),
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Bound {
-    fn drop(&mut self) {
-        // No attachment names the device from now on.
-        if let Some(reg) = attach::registry() {
-            reg.remove(&self.dev.attach);
-        }
-        // The page-cache hook stops seeing the disk.
-        pagecache::unpublish(&self.dev);
-        // The scheduler: it starts migrations.
-        drop(self.sched.take());
-        // A migration paused by the fault-injection knob gives up, and the requests parked for
-        // it fail (never acknowledged, so nothing acknowledged is lost): `del_gendisk` below
-        // waits for every request.
-        // A migration asked for through the `migrate` file may be sleeping in its drain: it
-        // wakes.
-        self.dev.migrator.stop();
-        self.dev.fail_parked();
-        // The disk first: `del_gendisk` waits for every request in flight.
-        drop(self.disk.take());
-        let _ = hw::set_irq(&self.dev.regs, false);
-        drop(self.irq.take());
-        // Host stages taken off the interrupt path: none is queued any more (the disk and the
-        // interrupt are gone); wait for those running, which hold the device.
-        self.dev.host.drain();
-        if hw::disable(&self.dev.regs, &self.dev.name).is_ok() {
-            // The device checkpointed its actors as it stopped; the host's follow.
-            self.dev.snapshot_host_actors();
-            hw::unmount(&self.dev.pmr);
-        }
-        // Requests the device abandoned while stopping; none can be in flight here.
-        self.dev.fail_all();
     }
 }
 

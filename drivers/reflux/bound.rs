@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A bound device: the steps of probe from the enable on, and their undoing.
+//!
+//! Each step that changes the device or makes it visible is owned by a value whose drop undoes
+//! it. Probe makes them in its order; [`Bound`] keeps them in the reverse order, which is the
+//! teardown order (fields drop in declaration order). So an unbind, a probe that fails at any
+//! step (the values made so far drop, locals in the reverse order of their declaration) and a
+//! probe whose last allocation fails (a whole [`Bound`] drops) all undo the same steps in the
+//! same order, and there is no hand-written error path.
+
+use kernel::{
+    block::mq::{gen_disk::GenDisk, TagSet},
+    debugfs::Dir,
+    irq::Registration,
+    kthread::KThread,
+    prelude::*,
+    sync::Arc,
+};
+
+use crate::{
+    abi, attach, debugfs, hw, pagecache,
+    queue::{DevIrq, Queue, RefluxDev},
+    scheduler, Owner, POLL_QUEUES, SCHED,
+};
+
+/// A bound device. Teardown is its field order:
+///
+/// 1. `_published`: no attachment names the device, the page-cache hook stops seeing its disk;
+/// 2. `_sched`: the scheduler thread stops (it starts migrations);
+/// 3. `_quiesce`: migrations stop, the requests parked for one fail;
+/// 4. `_disk`: `del_gendisk`, which waits for every request in flight;
+/// 5. `irq`: the interrupt is masked at the device, then freed;
+/// 6. `_enabled`: the host stages drain, the device is disabled, the PMR unmounted, the requests
+///    the device abandoned fail;
+/// 7. `_debugfs`: the debugfs directory goes, after the device stopped.
+pub(crate) struct Bound {
+    _published: Published,
+    /// `None` unless `sched=1` and the device can migrate.
+    _sched: Option<KThread>,
+    _quiesce: Quiesce,
+    _disk: GenDisk<Queue>,
+    irq: Irq,
+    _enabled: Enabled,
+    _debugfs: Dir<Owner>,
+}
+
+impl Bound {
+    /// Enables `dev` and makes it a disk: unmasks its interrupt `irq_line` (without one,
+    /// completions are polled), adds the disk, the debugfs directory (of the features in `caps`)
+    /// and the scheduler thread, and publishes the device.
+    ///
+    /// A failure undoes the steps taken, in the teardown order of [`Bound`], and leaves the
+    /// device disabled as probe found it (`hw::enable` itself disables it again if it fails).
+    pub(crate) fn new(dev: &Arc<RefluxDev>, irq_line: Option<u32>, caps: u64) -> Result<Self> {
+        // Declared first so that, made after the disk, it still goes last on a failure, after
+        // the device stopped, as on unbind: a `migrate` write sleeping in its drain is woken by
+        // `Quiesce` before the directory's removal waits for it.
+        #[allow(clippy::needless_late_init)]
+        let debugfs;
+        let enabled = Enabled::new(dev)?;
+        let irq = Irq::new(dev, irq_line)?;
+        let disk = add_disk(dev)?;
+        debugfs = debugfs::dir(dev, caps)?;
+        let quiesce = Quiesce(dev.clone());
+        let sched = start_scheduler(dev)?;
+        let published = Published::new(dev, &disk)?;
+        Ok(Self {
+            _published: published,
+            _sched: sched,
+            _quiesce: quiesce,
+            _disk: disk,
+            irq,
+            _enabled: enabled,
+            _debugfs: debugfs,
+        })
+    }
+
+    /// Whether completions are announced by the interrupt (else they are polled).
+    pub(crate) fn has_irq(&self) -> bool {
+        self.irq.reg.is_some()
+    }
+}
+
+/// The device enabled. Dropping it stops the device: the last step of a teardown, once neither
+/// the disk nor the interrupt can hand the device work.
+struct Enabled(Arc<RefluxDev>);
+
+impl Enabled {
+    fn new(dev: &Arc<RefluxDev>) -> Result<Self> {
+        hw::enable(&dev.regs, &dev.name)?;
+        Ok(Self(dev.clone()))
+    }
+}
+
+impl Drop for Enabled {
+    fn drop(&mut self) {
+        let dev = &self.0;
+        // Host stages taken off the interrupt path: none is queued any more (the disk and the
+        // interrupt are gone); wait for those running, which hold the device.
+        dev.host.drain();
+        if hw::disable(&dev.regs, &dev.name).is_ok() {
+            // The device checkpointed its actors as it stopped; the host's follow.
+            dev.snapshot_host_actors();
+            hw::unmount(&dev.pmr);
+        }
+        // Requests the device abandoned while stopping; none can be in flight here.
+        dev.fail_all();
+    }
+}
+
+/// Masks the device's interrupt when dropped. Made before the handler is registered, so that
+/// every teardown masks it, as unbind always did.
+struct IrqMask(Arc<RefluxDev>);
+
+impl Drop for IrqMask {
+    fn drop(&mut self) {
+        let _ = hw::set_irq(&self.0.regs, false);
+    }
+}
+
+/// The device's interrupt: masked, then its handler freed, in field order.
+struct Irq {
+    _mask: IrqMask,
+    /// `None` without an interrupt line: completions are polled.
+    reg: Option<Registration<DevIrq>>,
+}
+
+impl Irq {
+    /// Registers the handler of interrupt `line`, then unmasks it at the device.
+    fn new(dev: &Arc<RefluxDev>, line: Option<u32>) -> Result<Self> {
+        let mask = IrqMask(dev.clone());
+        let Some(n) = line else {
+            pr_info!("{}: no interrupt: completions are polled\n", &*dev.name);
+            return Ok(Self {
+                _mask: mask,
+                reg: None,
+            });
+        };
+        let handler = Arc::new(DevIrq { dev: dev.clone() }, GFP_KERNEL)?;
+        let irq = Self {
+            _mask: mask,
+            reg: Some(Registration::new(n, &dev.name, handler)?),
+        };
+        // A failure drops `irq`: masked, then freed.
+        hw::set_irq(&dev.regs, true)?;
+        Ok(irq)
+    }
+}
+
+/// Stops migrations when dropped: the step before the disk goes.
+struct Quiesce(Arc<RefluxDev>);
+
+impl Drop for Quiesce {
+    fn drop(&mut self) {
+        // A migration paused by the fault-injection knob gives up, and the requests parked for
+        // it fail (never acknowledged, so nothing acknowledged is lost): `del_gendisk` after
+        // this waits for every request.
+        // A migration asked for through the `migrate` file may be sleeping in its drain: it
+        // wakes.
+        self.0.migrator.stop();
+        self.0.fail_parked();
+    }
+}
+
+/// The device named in the attachment registry and its disk seen by the page-cache hook.
+/// Dropping it takes the device out of both: the first step of a teardown.
+struct Published(Arc<RefluxDev>);
+
+impl Published {
+    fn new(dev: &Arc<RefluxDev>, disk: &GenDisk<Queue>) -> Result<Self> {
+        // Made first: a failure to add drops it (taking out a device not in is harmless).
+        let published = Self(dev.clone());
+        if let Some(reg) = attach::registry() {
+            reg.add(dev.attach.clone())?;
+        }
+        if pagecache::publish(dev, disk.mapping_addr()).is_err() {
+            pr_warn!(
+                "{}: too many disks: the page cache is not placed nor tagged\n",
+                &*dev.name
+            );
+        }
+        Ok(published)
+    }
+}
+
+impl Drop for Published {
+    fn drop(&mut self) {
+        // No attachment names the device from now on.
+        if let Some(reg) = attach::registry() {
+            reg.remove(&self.0.attach);
+        }
+        // The page-cache hook stops seeing the disk.
+        pagecache::unpublish(&self.0);
+    }
+}
+
+/// Adds the device's disk, with `poll_queues` hardware queues for polled I/O.
+fn add_disk(dev: &Arc<RefluxDev>) -> Result<GenDisk<Queue>> {
+    let poll_queues = POLL_QUEUES.get();
+    if poll_queues > 1 {
+        pr_err!(
+            "{}: poll_queues={poll_queues} is out of range 0..=1\n",
+            &*dev.name
+        );
+        return Err(EINVAL);
+    }
+    let tagset = Arc::pin_init(
+        TagSet::new_with_poll_queues(1 + poll_queues, dev.depth(), poll_queues),
+        GFP_KERNEL,
+    )?;
+    kernel::block::mq::gen_disk::GenDiskBuilder::new()
+        .logical_block_size(abi::BLOCK_SIZE)?
+        .physical_block_size(abi::BLOCK_SIZE)?
+        .capacity_sectors(dev.capacity_blocks << (abi::BLOCK_SHIFT - 9))
+        .max_hw_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
+        // No request crosses a 128 KiB boundary, so none straddles two attachments.
+        .chunk_sectors(abi::MAX_REQ_BLOCKS << (abi::BLOCK_SHIFT - 9))
+        .build(Owner, kernel::fmt!("{}", &*dev.name), tagset, dev.clone())
+}
+
+/// Starts the scheduler thread if `sched=1` and the device can migrate.
+fn start_scheduler(dev: &Arc<RefluxDev>) -> Result<Option<KThread>> {
+    if SCHED.get() != 1 {
+        return Ok(None);
+    }
+    if !dev.migrator.can_migrate() {
+        pr_warn!("{}: the device cannot migrate: no scheduler\n", &*dev.name);
+        return Ok(None);
+    }
+    Ok(Some(scheduler::start(dev.clone(), *dev.sched.params())?))
+}
