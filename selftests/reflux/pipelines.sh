@@ -49,8 +49,33 @@ integrity() {
 	done
 }
 
+# probe_stalled: a controller that does not come up (reflux_dev's stall_enable):
+# the probe times out, fails without a disk and withdraws its enable, so that
+# the device does not come up later, once the stall ends, with no driver.
+probe_stalled() {
+	sp=/sys/module/reflux_dev/parameters/stall_enable
+	rmmod reflux 2>/dev/null
+	e0=$(dmesg | grep -c 'reflux.0: enabled$')
+	t0=$(dmesg | grep -c 'the device did not become ready')
+	echo 1 >$sp
+	modprobe reflux || { echo 0 >$sp; return 1; }
+	# The probe waits 2 s for the device (hw::wait_status).
+	i=0
+	while [ "$(dmesg | grep -c 'the device did not become ready')" = "$t0" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo 0 >$sp
+	sleep 0.5
+	e1=$(dmesg | grep -c 'reflux.0: enabled$')
+	t1=$(dmesg | grep -c 'the device did not become ready')
+	echo "probe timeouts logged: $((t1 - t0)); disk: $([ -b /dev/reflux0 ] && echo present || echo absent);" \
+		"enables the device logged once the stall ended: $((e1 - e0))"
+	[ $((t1 - t0)) = 1 ] && [ ! -b /dev/reflux0 ] && [ "$e1" = "$e0" ]
+}
+
 refusals=9
-ktap_plan $((9 + 6 + 4 + 1 + 2 + 3 + 4 + refusals + 1))
+ktap_plan $((9 + 6 + 4 + 1 + 2 + 3 + 4 + 2 + refusals + 1))
 roundtrips "pipeline=1" "pipeline=2" "pipeline=2 checksum=1" "pipeline=3" \
 	"pipeline=3 checksum=1" "pipeline=1 placement=0" "pipeline=2 checksum=1 placement=0" \
 	"pipeline=2 checksum=1 placement=1" "pipeline=3 checksum=1 placement=2"
@@ -84,6 +109,9 @@ tap "rebound to the device once it answers again" with_reflux "pipeline=0" \
 		dd if=/tmp/blk of=/dev/reflux0 bs=4k seek=77 oflag=direct 2>/dev/null &&
 		dd if=/dev/reflux0 of=/tmp/blk2 bs=4k skip=77 count=1 iflag=direct 2>/dev/null &&
 		cmp /tmp/blk /tmp/blk2'
+tap_show "a device that does not come up: the probe fails, no disk, the enable withdrawn" \
+	probe_stalled
+tap "a later probe binds the device" reload_reflux "pipeline=0"
 rmmod reflux
 tap "reflux refuses pipeline=4" sh -c '! modprobe reflux pipeline=4'
 tap "reflux refuses placement=512" sh -c '! modprobe reflux placement=512'

@@ -186,21 +186,25 @@ impl Controller {
                 self.mode = Mode::Off;
                 pr_info!("reflux.{}: out of reset\n", dev.id);
             }
-            Mode::Off if ctrl & abi::DEV_CTRL_ENABLE != 0 => match dev.enable() {
-                Ok(()) => {
-                    dev.set_reg32(abi::REG_DEV_ERROR, abi::DEV_ERR_NONE, Ordering::Relaxed);
-                    dev.set_reg32(
-                        abi::REG_DEV_STATUS,
-                        abi::DEV_STATUS_READY,
-                        Ordering::Release,
-                    );
-                    self.mode = Mode::Ready;
-                    // A command posted before this enable is not for this mount.
-                    self.mig_seen = dev.reg32(abi::REG_MIG_SEQ, Ordering::Acquire);
-                    pr_info!("reflux.{}: enabled\n", dev.id);
+            // A stalled controller (fault injection) leaves the enable pending: once the stall
+            // ends it comes up, unless the host withdrew the enable meanwhile.
+            Mode::Off if ctrl & abi::DEV_CTRL_ENABLE != 0 && !crate::STALL_ENABLE.get() => {
+                match dev.enable() {
+                    Ok(()) => {
+                        dev.set_reg32(abi::REG_DEV_ERROR, abi::DEV_ERR_NONE, Ordering::Relaxed);
+                        dev.set_reg32(
+                            abi::REG_DEV_STATUS,
+                            abi::DEV_STATUS_READY,
+                            Ordering::Release,
+                        );
+                        self.mode = Mode::Ready;
+                        // A command posted before this enable is not for this mount.
+                        self.mig_seen = dev.reg32(abi::REG_MIG_SEQ, Ordering::Acquire);
+                        pr_info!("reflux.{}: enabled\n", dev.id);
+                    }
+                    Err(code) => self.fail(code),
                 }
-                Err(code) => self.fail(code),
-            },
+            }
             Mode::Ready => {
                 if let Some(code) = dev.take_fatal() {
                     dev.quiesce(false);

@@ -215,6 +215,13 @@ module_param!(
 );
 
 module_param!(
+    static STALL_ENABLE: bool = false,
+    name: "stall_enable",
+    perm: 0o644,
+    desc: "fault injection: while set the device does not act on an enable (a controller that does not come up; the driver's probe times out)"
+);
+
+module_param!(
     static ENGINE_PAUSE: bool = false,
     name: "engine_pause",
     perm: 0o644,
