@@ -103,7 +103,16 @@
 //! version and any minor version; a minor version only gives meaning to reserved fields and bits
 //! that older agents write as zero and ignore. [`REGISTER_MAGIC`] identifies the register block.
 
-use core::mem::{align_of, offset_of, size_of};
+use core::mem::size_of;
+
+/// The wire-format machinery (`LeField`, `wire_image!`, `assert_layout!`), shared with
+/// `drivers/reflux/abi.rs`.
+#[path = "../wire/wire.rs"]
+mod wire;
+pub use wire::LeField;
+// Also used by uapi.rs, which not every includer of this file compiles.
+pub(crate) use wire::assert_layout;
+use wire::wire_image;
 
 const _: () = assert!(
     cfg!(target_endian = "little"),
@@ -1365,74 +1374,6 @@ pub const fn crc32c(data: &[u8]) -> u32 {
 // Wire images: the bytes a struct occupies in shared memory
 // ---------------------------------------------------------------------------------------------
 
-/// A fixed-width little-endian field of a struct that crosses the link.
-pub trait LeField: Copy {
-    /// Writes the field at `at`.
-    fn put(self, out: &mut [u8], at: usize);
-    /// Reads the field at `at`; bytes outside `b` read as zero.
-    fn get(b: &[u8], at: usize) -> Self;
-}
-
-macro_rules! le_int {
-    ($($t:ty),*) => {$(
-        impl LeField for $t {
-            fn put(self, out: &mut [u8], at: usize) {
-                let bytes = self.to_le_bytes();
-                if let Some(dst) = out.get_mut(at..at + bytes.len()) {
-                    dst.copy_from_slice(&bytes);
-                }
-            }
-            fn get(b: &[u8], at: usize) -> Self {
-                let mut bytes = [0u8; size_of::<$t>()];
-                if let Some(src) = b.get(at..at + bytes.len()) {
-                    bytes.copy_from_slice(src);
-                }
-                <$t>::from_le_bytes(bytes)
-            }
-        }
-    )*};
-}
-le_int!(u16, u32, u64);
-
-impl<const N: usize> LeField for [u8; N] {
-    fn put(self, out: &mut [u8], at: usize) {
-        if let Some(dst) = out.get_mut(at..at + N) {
-            dst.copy_from_slice(&self);
-        }
-    }
-    fn get(b: &[u8], at: usize) -> Self {
-        let mut v = [0u8; N];
-        if let Some(src) = b.get(at..at + N) {
-            v.copy_from_slice(src);
-        }
-        v
-    }
-}
-
-/// `to_bytes()` and `from_bytes()` for a struct that is copied into or out of shared memory as
-/// bytes: the listed fields little-endian at their offsets, everything else (reserved) zero.
-macro_rules! wire_image {
-    ($ty:ty, { $($field:ident),* $(,)? }) => {
-        impl $ty {
-            /// The little-endian bytes of the struct, reserved fields zero.
-            pub fn to_bytes(&self) -> [u8; size_of::<$ty>()] {
-                let mut out = [0u8; size_of::<$ty>()];
-                $( LeField::put(self.$field, &mut out, offset_of!($ty, $field)); )*
-                out
-            }
-
-            /// Decodes the little-endian bytes of the struct; reserved fields read as zero.
-            #[allow(clippy::needless_update)]
-            pub fn from_bytes(b: &[u8; size_of::<$ty>()]) -> Self {
-                Self {
-                    $( $field: LeField::get(b, offset_of!($ty, $field)), )*
-                    ..Default::default()
-                }
-            }
-        }
-    };
-}
-
 wire_image!(LaunchPacket, {
     tag, kernel_id, flags, tenant, arg_size, input_size, input_base, output_base, args,
 });
@@ -1447,29 +1388,6 @@ wire_image!(MetadataRecord, {
 // ---------------------------------------------------------------------------------------------
 // Layout assertions: the frozen ABI
 // ---------------------------------------------------------------------------------------------
-
-/// Asserts the size, alignment and field offsets of a boundary-crossing type at compile time.
-macro_rules! assert_layout {
-    ($ty:ty, size = $size:expr, align = $align:expr, { $($field:ident @ $off:expr),* $(,)? }) => {
-        const _: () = assert!(
-            size_of::<$ty>() == $size,
-            concat!("size of ", stringify!($ty))
-        );
-        const _: () = assert!(
-            align_of::<$ty>() == $align,
-            concat!("alignment of ", stringify!($ty))
-        );
-        $(
-            const _: () = assert!(
-                offset_of!($ty, $field) == $off,
-                concat!("offset of ", stringify!($ty), ".", stringify!($field))
-            );
-        )*
-    };
-}
-// Used by uapi.rs, which not every includer of this file compiles.
-#[allow(unused_imports)]
-pub(crate) use assert_layout;
 
 assert_layout!(GlobalRegs, size = 0x100, align = 8, {
     magic @ REG_MAGIC,

@@ -33,7 +33,7 @@
 //! 2-bit or a 3-bit direction field), so [`iowr`] computes the command numbers without arch
 //! headers.
 
-use core::mem::{align_of, offset_of, size_of};
+use core::mem::size_of;
 
 pub use super::abi::{
     attention_weight, crc32c, crc32c_update, AttentionArgs, KnnArgs, LaunchHeader, MetadataRecord,

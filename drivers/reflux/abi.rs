@@ -94,7 +94,14 @@
 //! device of its own major version and any minor version; a minor version only gives meaning to
 //! reserved fields and bits that older agents write as zero and ignore.
 
-use core::mem::{align_of, offset_of, size_of};
+use core::mem::size_of;
+
+/// The wire-format machinery (`LeField`, `wire_image!`, `assert_layout!`), shared with
+/// `drivers/cxl_ccm/abi.rs`.
+#[path = "../wire/wire.rs"]
+mod wire;
+pub use wire::LeField;
+use wire::{assert_layout, wire_image};
 
 const _: () = assert!(
     cfg!(target_endian = "little"),
@@ -1320,50 +1327,6 @@ impl Superblock {
 // Wire images: the bytes a struct occupies in the PMR
 // ---------------------------------------------------------------------------------------------
 
-/// A fixed-width little-endian field of a struct that crosses the link.
-pub trait LeField: Copy {
-    /// Bytes of the field.
-    const SIZE: usize;
-    /// Writes the field at `at`; bytes outside `out` are not written.
-    fn put(self, out: &mut [u8], at: usize);
-    /// Reads the field at `at`; bytes outside `b` read as zero.
-    fn get(b: &[u8], at: usize) -> Self;
-}
-
-macro_rules! le_int {
-    ($($t:ty),*) => {$(
-        impl LeField for $t {
-            const SIZE: usize = size_of::<$t>();
-            fn put(self, out: &mut [u8], at: usize) {
-                let bytes = self.to_le_bytes();
-                if let Some(dst) = out.get_mut(at..at + bytes.len()) {
-                    dst.copy_from_slice(&bytes);
-                }
-            }
-            fn get(b: &[u8], at: usize) -> Self {
-                let mut bytes = [0u8; size_of::<$t>()];
-                if let Some(src) = b.get(at..at + bytes.len()) {
-                    bytes.copy_from_slice(src);
-                }
-                <$t>::from_le_bytes(bytes)
-            }
-        }
-    )*};
-}
-le_int!(u8, u16, u32, i32, u64);
-
-impl<T: LeField, const N: usize> LeField for [T; N] {
-    const SIZE: usize = T::SIZE * N;
-    fn put(self, out: &mut [u8], at: usize) {
-        for (i, v) in self.into_iter().enumerate() {
-            v.put(out, at + i * T::SIZE);
-        }
-    }
-    fn get(b: &[u8], at: usize) -> Self {
-        core::array::from_fn(|i| T::get(b, at + i * T::SIZE))
-    }
-}
-
 impl LeField for PmrArea {
     const SIZE: usize = size_of::<PmrArea>();
     fn put(self, out: &mut [u8], at: usize) {
@@ -1376,30 +1339,6 @@ impl LeField for PmrArea {
             size: LeField::get(b, at + 8),
         }
     }
-}
-
-/// `to_bytes()` and `from_bytes()` for a struct that is copied into or out of the PMR as bytes:
-/// the listed fields little-endian at their offsets, everything else (reserved) zero.
-macro_rules! wire_image {
-    ($ty:ty, { $($field:ident),* $(,)? }) => {
-        impl $ty {
-            /// The little-endian bytes of the struct, reserved fields zero.
-            pub fn to_bytes(&self) -> [u8; size_of::<$ty>()] {
-                let mut out = [0u8; size_of::<$ty>()];
-                $( LeField::put(self.$field, &mut out, offset_of!($ty, $field)); )*
-                out
-            }
-
-            /// Decodes the little-endian bytes of the struct; reserved fields read as zero.
-            #[allow(clippy::needless_update)]
-            pub fn from_bytes(b: &[u8; size_of::<$ty>()]) -> Self {
-                Self {
-                    $( $field: LeField::get(b, offset_of!($ty, $field)), )*
-                    ..Default::default()
-                }
-            }
-        }
-    };
 }
 
 wire_image!(SubmissionDescriptor, {
@@ -1425,26 +1364,6 @@ wire_image!(Superblock, {
 // ---------------------------------------------------------------------------------------------
 // Layout assertions: the frozen ABI
 // ---------------------------------------------------------------------------------------------
-
-/// Asserts the size, alignment and field offsets of a boundary-crossing type at compile time.
-macro_rules! assert_layout {
-    ($ty:ty, size = $size:expr, align = $align:expr, { $($field:ident @ $off:expr),* $(,)? }) => {
-        const _: () = assert!(
-            size_of::<$ty>() == $size,
-            concat!("size of ", stringify!($ty))
-        );
-        const _: () = assert!(
-            align_of::<$ty>() == $align,
-            concat!("alignment of ", stringify!($ty))
-        );
-        $(
-            const _: () = assert!(
-                offset_of!($ty, $field) == $off,
-                concat!("offset of ", stringify!($ty), ".", stringify!($field))
-            );
-        )*
-    };
-}
 
 assert_layout!(Regs, size = 0x180, align = 8, {
     magic @ REG_MAGIC,

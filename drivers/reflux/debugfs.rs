@@ -118,17 +118,20 @@ impl Show for DevStats {
             )
         })
         .transpose()?;
+        // `None`: the register block does not hold the register (printed as "?", below).
         let r32 = |o: usize| {
             self.dev
                 .regs
                 .atomic_u32(o)
-                .map_or(0, |r| u64::from(r.load(Ordering::Acquire)))
+                .ok()
+                .map(|r| u64::from(r.load(Ordering::Acquire)))
         };
         let r64 = |o: usize| {
             self.dev
                 .regs
                 .atomic_u64(o)
-                .map_or(0, |r| r.load(Ordering::Acquire))
+                .ok()
+                .map(|r| r.load(Ordering::Acquire))
         };
         for (k, v) in [
             ("dev_status", r32(abi::REG_DEV_STATUS)),
@@ -140,7 +143,12 @@ impl Show for DevStats {
             ("speed_permille", r32(abi::REG_SPEED_PERMILLE)),
             ("drain_backlog", r64(abi::REG_DRAIN_BACKLOG)),
         ] {
-            writeln!(out, "{k} {v}")?;
+            // A report: an unreadable register prints "?" (not a 0 that reads as a value) and
+            // the other lines still print.
+            match v {
+                Some(v) => writeln!(out, "{k} {v}")?,
+                None => writeln!(out, "{k} ?")?,
+            }
         }
         Ok(())
     }

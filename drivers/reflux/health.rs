@@ -49,9 +49,21 @@ impl Health {
             return false;
         }
         let now = now_ns();
-        let reg = |o| regs.atomic_u32(o).map_or(0, |r| r.load(Ordering::Acquire));
-        let beat = reg(abi::REG_HEARTBEAT);
-        let status = reg(abi::REG_DEV_STATUS);
+        let (Ok(beat), Ok(status)) = (
+            regs.atomic_u32(abi::REG_HEARTBEAT),
+            regs.atomic_u32(abi::REG_DEV_STATUS),
+        ) else {
+            // A register block without the liveness registers cannot show the device alive: it
+            // is declared dead, said so, rather than judged on a status read as 0.
+            if !self.dead.swap(true, Ordering::AcqRel) {
+                pr_err!(
+                    "{}: cannot read the heartbeat and status registers: failing its requests\n",
+                    name
+                );
+            }
+            return false;
+        };
+        let (beat, status) = (beat.load(Ordering::Acquire), status.load(Ordering::Acquire));
         if self.beat_seen.swap(beat, Ordering::AcqRel) != beat {
             self.beat_changed_ns.store(now, Ordering::Release);
         }

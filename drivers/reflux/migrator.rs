@@ -370,13 +370,13 @@ impl Migrator {
         // Release: the command before the sequence that posts it.
         reg(abi::REG_MIG_SEQ)?.store(seq, Ordering::Release);
         let done = reg(abi::REG_MIG_DONE_SEQ)?;
+        let (status, dev_ns) = (reg(abi::REG_MIG_STATUS)?, reg(abi::REG_MIG_DEV_NS)?);
         self.await_device(name, id, || {
             // Acquire: the status and time the device wrote before the sequence.
             (done.load(Ordering::Acquire) == seq).then(|| {
-                let r = |o| reg(o).map_or(0, |r| r.load(Ordering::Relaxed));
                 (
-                    r(abi::REG_MIG_STATUS) as i32,
-                    u64::from(r(abi::REG_MIG_DEV_NS)),
+                    status.load(Ordering::Relaxed) as i32,
+                    u64::from(dev_ns.load(Ordering::Relaxed)),
                 )
             })
         })

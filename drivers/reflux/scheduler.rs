@@ -46,6 +46,7 @@ use core::sync::atomic::Ordering;
 use kernel::{
     cpustat::{self, CpuTime},
     kthread::{self, KThread},
+    pr_warn_ratelimited,
     prelude::*,
     shared_mem::SharedMem,
     sync::Arc,
@@ -128,8 +129,15 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
         if kthread::should_stop() {
             break;
         }
-        let sample = sampler.sample(&dev);
-        let shares = sampler.engine_shares(&dev);
+        // The device's telemetry (its registers, the actors' shared state) is the decision's
+        // input: an epoch whose input cannot be read decides nothing, and says so.
+        let (Ok(sample), Ok(shares)) = (sampler.sample(&dev), sampler.engine_shares(&dev)) else {
+            pr_warn_ratelimited!(
+                "{}: cannot read the device's telemetry: epoch skipped\n",
+                &*dev.name
+            );
+            continue;
+        };
         let n = actor_views(&dev, &shares, cores, &mut views);
         let decision = sched.step(&params, &sample, &views[..n]);
         dev.set_inflight_permille(decision.inflight_permille);
@@ -163,45 +171,50 @@ impl Sampler {
     }
 
     /// Samples the host and the device at the start of an epoch.
-    fn sample(&mut self, dev: &RefluxDev) -> Sample {
+    fn sample(&mut self, dev: &RefluxDev) -> Result<Sample> {
+        // The registers first: a failed read leaves the epoch's start where it was.
+        let reg = |o: usize| -> Result<u32> { Ok(dev.regs.atomic_u32(o)?.load(Ordering::Acquire)) };
+        let (temp_milli_c, dev_util) = (
+            reg(abi::REG_TEMP_MILLI_C)?,
+            reg(abi::REG_CORE_UTIL_PERMILLE)?,
+        );
         let now = now_ns();
         let busy = dev.host.busy_ns();
         let span = now.saturating_sub(self.t0).max(1) * possible_cpus();
         let reflux_util = (busy.saturating_sub(self.busy0).saturating_mul(1000) / span).min(1000);
         (self.busy0, self.t0) = (busy, now);
-        let reg = |o: usize| {
-            dev.regs
-                .atomic_u32(o)
-                .map_or(0, |r| r.load(Ordering::Acquire))
-        };
-        Sample {
+        Ok(Sample {
             now_ns: now,
-            temp_milli_c: reg(abi::REG_TEMP_MILLI_C),
-            dev_util_permille: reg(abi::REG_CORE_UTIL_PERMILLE).min(1000),
+            temp_milli_c,
+            dev_util_permille: dev_util.min(1000),
             host_util_permille: self.host.sample(),
             // At most 1000 (above).
             reflux_util_permille: reflux_util as u32,
             // At most `nr_cpu_ids`, a `u32` in C.
             host_freq_permille: kernel::cpufreq_quick::permille_of_max(possible_cpus() as u32),
             finished: dev.stats.get(Counter::Completed),
-        }
+        })
     }
 
-    /// The device engine's time each actor of the pipeline used since the last epoch.
-    fn engine_shares(&mut self, dev: &RefluxDev) -> EngineShares {
-        let mut delta = [0u64; MAX_ACTORS];
+    /// The device engine's time each actor of the pipeline used since the last epoch. All are
+    /// read before any is kept: a failed read leaves the last epoch's values as they were.
+    fn engine_shares(&mut self, dev: &RefluxDev) -> Result<EngineShares> {
+        // An actor outside the pipeline keeps its last value: its time this epoch is 0.
+        let mut busy = self.busy_prev;
         for id in dev.pipeline_actors() {
-            let i = usize::from(id);
-            let now = actor_dev_busy_ns(dev, id);
-            if let (Some(d), Some(p)) = (delta.get_mut(i), self.busy_prev.get_mut(i)) {
-                *d = now.saturating_sub(*p);
-                *p = now;
+            if let Some(b) = busy.get_mut(usize::from(id)) {
+                *b = actor_dev_busy_ns(dev, id)?;
             }
         }
-        EngineShares {
+        let mut delta = [0u64; MAX_ACTORS];
+        for ((d, now), prev) in delta.iter_mut().zip(busy).zip(self.busy_prev) {
+            *d = now.saturating_sub(prev);
+        }
+        self.busy_prev = busy;
+        Ok(EngineShares {
             total: delta.iter().sum(),
             delta,
-        }
+        })
     }
 }
 
@@ -293,15 +306,16 @@ fn log_decision(dev: &RefluxDev, now: u64, decision: Decision, sched: Scheduler)
     dev.sched.record(now, decision, sched);
 }
 
-/// The device engine time actor `id` used, from its shared state (0 if unreadable).
-fn actor_dev_busy_ns(dev: &RefluxDev, id: u8) -> u64 {
-    dev.layout
+/// The device engine time actor `id` used, from its shared state; `EINVAL` when the layout has
+/// no such actor, the mapping's error when the PMR does not hold it.
+fn actor_dev_busy_ns(dev: &RefluxDev, id: u8) -> Result<u64> {
+    let at = dev
+        .layout
         .actor_shared(id)
         .and_then(|o| usize::try_from(o).ok())
-        .and_then(|at| {
-            dev.pmr
-                .atomic_u64(at + core::mem::offset_of!(abi::ActorShared, dev_busy_ns))
-                .ok()
-        })
-        .map_or(0, |c| c.load(Ordering::Relaxed))
+        .ok_or(EINVAL)?;
+    let busy = dev
+        .pmr
+        .atomic_u64(at + core::mem::offset_of!(abi::ActorShared, dev_busy_ns))?;
+    Ok(busy.load(Ordering::Relaxed))
 }
