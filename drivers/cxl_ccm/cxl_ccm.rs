@@ -15,12 +15,14 @@
 //! the files then get `ENODEV`.
 
 use kernel::{
+    dev_err, dev_info,
     device::Device,
     io_mem::IoMem,
     memremap::{MapMode, MemRemap},
     miscdevice::{MiscDeviceOptions, MiscDeviceRegistration},
     platform::{DriverRegistration, PlatformDevice, PlatformDriver},
     prelude::*,
+    revocable::Revocable,
     str::CString,
     sync::{Arc, Mutex},
     types::{ARef, AsBytes, FromBytes},
@@ -215,7 +217,7 @@ fn enable(regs: &IoMem) -> Result {
     if st & abi::DEV_STATUS_READY == 0 || st & abi::DEV_STATUS_FATAL != 0 {
         disable(regs);
         pr_err!("device did not become ready within 1 s (status {st:#x})\n");
-        return Err(kernel::errno::etimedout());
+        return Err(ETIMEDOUT);
     }
     // The ABI promises a beat at least every 10 ms: wait up to 100 ms for one.
     let beat = heartbeat()?;
@@ -304,9 +306,11 @@ struct CcmDev {
     dma_dev: ARef<Device>,
     /// Physical address of device memory (for user mappings of the input buffers).
     mem_phys: u64,
-    /// The hardware; `None` once the device is unbound (files then get `ENODEV`).
+    /// The hardware, revoked when the device is unbound (files then get `ENODEV`). Users on
+    /// different tenants reach it at once: each tenant's registers and memory are its own, and
+    /// a tenant's users serialize on the tenant's locks.
     #[pin]
-    hw: Mutex<Option<Hw>>,
+    hw: Revocable<Hw>,
     /// Tenant numbers in use, one bit each.
     #[pin]
     tenants: Mutex<u32>,
@@ -327,9 +331,9 @@ impl CcmDev {
     /// Stops every tenant, disables the device and unmaps it, and zaps every user mapping of
     /// device memory; later calls get `ENODEV`, later accesses to those mappings `SIGBUS`.
     fn detach(&self) {
-        // Dropping `Hw` disables the device (outside the lock: that waits for the device).
-        let hw = self.hw.lock().take();
-        drop(hw);
+        // Waits for every user of the hardware to leave, then drops `Hw`, which disables the
+        // device.
+        self.hw.revoke();
         // Every page of an input mapping was mapped by a fault that found the list, under its
         // lock: once it is taken, no page is mapped again, and the zap reaches all of them.
         let maps = self.input_maps.lock().take();
@@ -337,7 +341,10 @@ impl CcmDev {
             if m.unmap_range(uapi::MMAP_INPUT, uapi::MMAP_REGION_SIZE)
                 .is_err()
             {
-                pr_err!("could not zap the user mappings of device memory\n");
+                dev_err!(
+                    &self.dma_dev,
+                    "could not zap the user mappings of device memory\n"
+                );
             }
         }
     }
@@ -368,11 +375,9 @@ impl CcmDev {
     }
 
     fn info(&self) -> Result<uapi::Info> {
-        // Holding the lock keeps the device bound for the duration of the call.
-        let hw = self.hw.lock();
-        let Some(regs) = hw.as_ref().map(|h| &h.regs) else {
-            return Err(ENODEV);
-        };
+        // Holding the guard keeps the hardware for the duration of the call.
+        let hw = self.hw.try_access().ok_or(ENODEV)?;
+        let regs = &hw.regs;
         let status = regs.try_read32(abi::REG_DEV_STATUS)?;
         if status & abi::DEV_STATUS_FATAL != 0 {
             return Err(EIO);
@@ -495,10 +500,7 @@ fn probe_fault(pdev: &PlatformDevice, step: u32) -> Result {
         return Ok(());
     }
     kernel::kthread::usleep_range(100_000, 110_000);
-    pr_info!(
-        "cxl_ccm.{}: probe fails at step {step} (probe_fault)\n",
-        pdev.id()
-    );
+    dev_info!(pdev.as_dev(), "probe fails at step {step} (probe_fault)\n");
     Err(EIO)
 }
 
@@ -506,20 +508,19 @@ struct CcmDriver;
 
 impl PlatformDriver for CcmDriver {
     type Data = Pin<KBox<Bound>>;
+    /// Devices share nothing: each is its own misc device.
+    type Context = ();
     const NAME: &'static CStr = kernel::c_str!("cxl_ccm");
 
-    fn probe(pdev: &PlatformDevice) -> Result<Self::Data> {
+    fn probe(pdev: &PlatformDevice, _ctx: &()) -> Result<Self::Data> {
         let (Some(regs_res), Some(mem_res)) = (pdev.mem_resource(0), pdev.mem_resource(1)) else {
-            pr_err!(
-                "cxl_ccm.{}: needs a register and a memory resource\n",
-                pdev.id()
-            );
+            dev_err!(pdev.as_dev(), "needs a register and a memory resource\n");
             return Err(ENXIO);
         };
         if regs_res.size < abi::REGISTER_BLOCK_SIZE as u64 {
-            pr_err!(
-                "cxl_ccm.{}: register block of {} bytes is too small\n",
-                pdev.id(),
+            dev_err!(
+                pdev.as_dev(),
+                "register block of {} bytes is too small\n",
                 regs_res.size
             );
             return Err(ENXIO);
@@ -532,9 +533,9 @@ impl PlatformDriver for CcmDriver {
             id.caps &= !abi::CAP_MODE_AXLE_IRQ;
         }
         if id.mem_size != mem_res.size {
-            pr_err!(
-                "cxl_ccm.{}: device reports {} bytes of memory, resource has {}\n",
-                pdev.id(),
+            dev_err!(
+                pdev.as_dev(),
+                "device reports {} bytes of memory, resource has {}\n",
                 id.mem_size,
                 mem_res.size
             );
@@ -550,15 +551,15 @@ impl PlatformDriver for CcmDriver {
         hw.enable()?;
         probe_fault(pdev, 1)?;
         let dev = Attached(Arc::pin_init(
-            pin_init!(CcmDev {
+            try_pin_init!(CcmDev {
                 id,
                 dma_dev: pdev.as_dev().into(),
                 mem_phys: mem_res.start,
-                hw <- kernel::new_mutex!(Some(hw)),
+                hw <- Revocable::new(hw),
                 tenants <- kernel::new_mutex!(0),
                 irq_tenants <- kernel::new_mutex!(Default::default()),
                 input_maps <- kernel::new_mutex!(Some(KVec::new())),
-            }),
+            }? Error),
             GFP_KERNEL,
         )?);
         probe_fault(pdev, 2)?;
@@ -593,7 +594,8 @@ impl PlatformDriver for CcmDriver {
         )?;
         // The device file exists from here on: a failure now meets files already open.
         probe_fault(pdev, 5)?;
-        pr_info!(
+        dev_info!(
+            pdev.as_dev(),
             "/dev/{}: ABI {}.{}, {} MiB device memory, {} tenants\n",
             &*name,
             abi::version_major(id.version),
@@ -604,11 +606,11 @@ impl PlatformDriver for CcmDriver {
         Ok(bound)
     }
 
-    fn remove(pdev: &PlatformDevice, bound: Self::Data) {
+    fn remove(pdev: &PlatformDevice, _ctx: &(), bound: Self::Data) {
         // Open files outlive the binding: from here on they get `ENODEV` (`Bound`'s first
         // field detaches the device).
         drop(bound);
-        pr_info!("cxl_ccm.{}: unbound\n", pdev.id());
+        dev_info!(pdev.as_dev(), "unbound\n");
     }
 }
 
@@ -618,7 +620,7 @@ struct CcmModule {
 
 impl kernel::Module for CcmModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let driver = KBox::pin_init(DriverRegistration::register(module), GFP_KERNEL)?;
+        let driver = KBox::pin_init(DriverRegistration::register(module, ()), GFP_KERNEL)?;
         Ok(Self { _driver: driver })
     }
 }

@@ -21,8 +21,7 @@ pub(crate) struct DeviceStats {
 
 impl Show for DeviceStats {
     fn show(&self, out: &mut SeqWriter<'_>) -> core::fmt::Result {
-        let hw = self.dev.hw.lock();
-        let Some(hw) = hw.as_ref() else {
+        let Some(hw) = self.dev.hw.try_access() else {
             return writeln!(out, "unbound");
         };
         // Offsets inside the block for every tenant the identity allows: never 0 by error.

@@ -50,7 +50,7 @@ fn configure(dev: &CcmDev, arg: &uapi::Configure) -> Result<TenantConfig> {
                 arg.mode,
                 req.in_order
             );
-            Err(kernel::errno::eopnotsupp())
+            Err(EOPNOTSUPP)
         }
         Err(e) => {
             pr_warn_ratelimited!("CONFIGURE: refused: {:?}\n", e);
@@ -73,13 +73,13 @@ impl CcmFile {
     /// The file lock is not held during `f`, which may block (`WAIT`, a full launch ring) while
     /// another thread or a forked child uses the same file.
     fn with_tenant<R>(&self, what: &str, f: impl FnOnce(&Tenant) -> Result<R>) -> Result<R> {
-        if self.dev.hw.lock().is_none() {
+        if !self.dev.hw.is_available() {
             return Err(ENODEV);
         }
         let Some(t) = self.tenant.lock().clone() else {
             pr_warn_ratelimited!("{}: CONFIGURE the file first\n", what);
             // The file is not a tenant yet.
-            return Err(kernel::errno::ebadfd());
+            return Err(EBADFD);
         };
         f(&t)
     }
@@ -103,7 +103,7 @@ impl CcmFile {
         if kernel::current!().signal_pending() {
             return Err(ERESTARTSYS);
         }
-        if self.dev.hw.lock().is_none() {
+        if !self.dev.hw.is_available() {
             return Err(ENODEV);
         }
         let Some(number) = self.dev.get_tenant() else {

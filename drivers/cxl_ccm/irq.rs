@@ -21,13 +21,12 @@ pub(crate) struct DeviceIrq {
 
 impl Handler for DeviceIrq {
     fn handle(&self) {
-        // What each tenant was signalled, acknowledged under the hardware lock; paid for after
-        // it, so the handling cost does not hold up the other tenants' launches and polls.
+        // What each tenant was signalled, acknowledged under the tenant registry's lock; paid
+        // for after it, so the handling cost does not hold up launches and releases.
         let mut signalled = [0u32; abi::MAX_TENANTS as usize];
         {
-            // Lock order: the hardware, then the registry (as everywhere else).
-            let hw = self.dev.hw.lock();
-            let Some(hw) = hw.as_ref() else {
+            // Unbind waits for this access to end before the hardware goes.
+            let Some(hw) = self.dev.hw.try_access() else {
                 return;
             };
             let tenants = self.dev.irq_tenants.lock();

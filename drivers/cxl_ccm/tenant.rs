@@ -183,9 +183,9 @@ impl Tenant {
     /// Disables the tenant in the device and waits for the acknowledgement; `false` if the
     /// device never acknowledged (its DMA may still be live).
     fn disable(&self) -> bool {
-        let hw_guard = self.dev.hw.lock();
-        // Unbound: the device was disabled as a whole and acknowledged it.
-        let Some(hw) = hw_guard.as_ref() else {
+        // Unbound: the device is disabled as a whole (and acknowledges it) before the
+        // hardware goes.
+        let Some(hw) = self.dev.hw.try_access() else {
             return true;
         };
         let t = abi::tenant_regs_offset(self.index);
@@ -201,8 +201,7 @@ impl Tenant {
 
     /// The device's error code if it stopped serving this tenant.
     fn tenant_error(&self) -> Result<Option<u32>> {
-        let hw_guard = self.dev.hw.lock();
-        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let hw = self.dev.hw.try_access().ok_or(ENODEV)?;
         let t = abi::tenant_regs_offset(self.index);
         let st = hw.regs.try_read32(t + abi::TREG_STATUS)?;
         if st & abi::TENANT_STATUS_ERROR == 0 {

@@ -24,7 +24,7 @@
 //! Each bound device publishes its [`DevAttachments`] in the [`Registry`], which lives in the
 //! configfs subsystem and is reached from the platform driver through [`registry`].
 
-use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use kernel::{
     c_str,
@@ -115,11 +115,16 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    pub(crate) fn new() -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {
-            devs <- new_mutex!(KVec::new()),
-            next_id: AtomicU32::new(1),
-        }? Error)
+    /// The registry, shared by the configfs subsystem (its parent) and the platform driver's
+    /// context (probe adds devices, remove takes them out).
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            try_pin_init!(Self {
+                devs <- new_mutex!(KVec::new()),
+                next_id: AtomicU32::new(1),
+            }? Error),
+            GFP_KERNEL,
+        )
     }
 
     fn find(&self, name: &[u8]) -> Option<Arc<DevAttachments>> {
@@ -156,34 +161,6 @@ impl Registry {
             pr_info!("{}: {n} attachments dropped with the device\n", &*dev.name);
         }
     }
-}
-
-/// The registry of the loaded module (null before `publish` and after `unpublish`).
-static REGISTRY: AtomicPtr<Registry> = AtomicPtr::new(core::ptr::null_mut());
-
-/// Makes `reg` the registry [`registry`] returns.
-///
-/// # Safety
-///
-/// `reg` stays valid until [`unpublish`] has been called and every caller of [`registry`] that
-/// may have seen it has returned: the module publishes the registry inside its configfs
-/// subsystem before registering the platform driver, and unpublishes it before unregistering
-/// the driver (which waits for every probe and remove) and dropping the subsystem.
-pub(crate) unsafe fn publish(reg: &Registry) {
-    REGISTRY.store(core::ptr::from_ref(reg).cast_mut(), Ordering::Release);
-}
-
-/// Stops handing out the registry.
-pub(crate) fn unpublish() {
-    REGISTRY.store(core::ptr::null_mut(), Ordering::Release);
-}
-
-/// The registry, for the platform driver's probe and remove.
-pub(crate) fn registry() -> Option<&'static Registry> {
-    let p = REGISTRY.load(Ordering::Acquire);
-    // SAFETY: non-null only between `publish` and `unpublish`, during which the registry is
-    // alive and stays so until the driver's callbacks have all returned (`publish`'s contract).
-    unsafe { p.as_ref() }
 }
 
 /// An attachment directory.
@@ -242,10 +219,7 @@ impl AttachItem {
         };
         let pipeline = s.pipeline.id();
         if dev.caps & abi::cap_pipeline(pipeline) == 0 {
-            return Err(self.refuse(
-                "the device does not offer the pipeline",
-                kernel::errno::eopnotsupp(),
-            ));
+            return Err(self.refuse("the device does not offer the pipeline", EOPNOTSUPP));
         }
         let flags = if s.checksum && s.pipeline != Pipeline::Passthrough {
             abi::PIPE_FLAG_CHECKSUM
@@ -293,7 +267,7 @@ impl AttachItem {
 }
 
 impl Item for AttachItem {
-    type Parent = Registry;
+    type Parent = Arc<Registry>;
 
     const ATTRS: &'static [Attribute] = &[
         Attribute::rw(c_str!("device")),
@@ -304,7 +278,7 @@ impl Item for AttachItem {
         Attribute::rw(c_str!("enable")),
     ];
 
-    fn make(reg: &Registry, name: &CStr) -> impl PinInit<Self, Error> {
+    fn make(reg: &Arc<Registry>, name: &CStr) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             id: reg.next_id.fetch_add(1, Ordering::Relaxed),
             name: CString::try_from_fmt(fmt!("{name}"))?,
@@ -319,7 +293,7 @@ impl Item for AttachItem {
         }? Error)
     }
 
-    fn show(&self, _reg: &Registry, attr: usize, out: &mut Page<'_>) -> Result {
+    fn show(&self, _reg: &Arc<Registry>, attr: usize, out: &mut Page<'_>) -> Result {
         let s = self.settings.lock();
         match attr {
             ATTR_DEVICE => match s.device.as_ref() {
@@ -335,7 +309,7 @@ impl Item for AttachItem {
         }
     }
 
-    fn store(&self, reg: &Registry, attr: usize, input: &[u8]) -> Result {
+    fn store(&self, reg: &Arc<Registry>, attr: usize, input: &[u8]) -> Result {
         let mut s = self.settings.lock();
         if attr == ATTR_ENABLE {
             return match parse_bool(input) {
@@ -391,7 +365,7 @@ impl Item for AttachItem {
         Ok(())
     }
 
-    fn drop_item(&self, _reg: &Registry) {
+    fn drop_item(&self, _reg: &Arc<Registry>) {
         self.disable(&mut self.settings.lock());
     }
 }

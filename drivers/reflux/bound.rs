@@ -12,6 +12,7 @@
 use kernel::{
     block::mq::{gen_disk::GenDisk, TagSet},
     debugfs::Dir,
+    dev_err, dev_info, dev_warn,
     irq::Registration,
     kthread::KThread,
     prelude::*,
@@ -19,9 +20,9 @@ use kernel::{
 };
 
 use crate::{
-    abi, attach, debugfs, hw, pagecache,
+    abi, debugfs, hw, pagecache,
     queue::{DevIrq, Queue, RefluxDev},
-    scheduler, Owner, POLL_QUEUES, SCHED,
+    scheduler, Owner, Shared, POLL_QUEUES, SCHED,
 };
 
 /// A bound device. Teardown is its field order:
@@ -52,7 +53,12 @@ impl Bound {
     ///
     /// A failure undoes the steps taken, in the teardown order of [`Bound`], and leaves the
     /// device disabled as probe found it (`hw::enable` itself disables it again if it fails).
-    pub(crate) fn new(dev: &Arc<RefluxDev>, irq_line: Option<u32>, caps: u64) -> Result<Self> {
+    pub(crate) fn new(
+        dev: &Arc<RefluxDev>,
+        irq_line: Option<u32>,
+        caps: u64,
+        shared: &Shared,
+    ) -> Result<Self> {
         // Declared first so that, made after the disk, it still goes last on a failure, after
         // the device stopped, as on unbind: a `migrate` write sleeping in its drain is woken by
         // `Quiesce` before the directory's removal waits for it.
@@ -64,7 +70,7 @@ impl Bound {
         debugfs = debugfs::dir(dev, caps)?;
         let quiesce = Quiesce(dev.clone());
         let sched = start_scheduler(dev)?;
-        let published = Published::new(dev, &disk)?;
+        let published = Published::new(dev, &disk, shared)?;
         Ok(Self {
             _published: published,
             _sched: sched,
@@ -131,7 +137,7 @@ impl Irq {
     fn new(dev: &Arc<RefluxDev>, line: Option<u32>) -> Result<Self> {
         let mask = IrqMask(dev.clone());
         let Some(n) = line else {
-            pr_info!("{}: no interrupt: completions are polled\n", &*dev.name);
+            dev_info!(&dev.device, "no interrupt: completions are polled\n");
             return Ok(Self {
                 _mask: mask,
                 reg: None,
@@ -163,21 +169,28 @@ impl Drop for Quiesce {
     }
 }
 
-/// The device named in the attachment registry and its disk seen by the page-cache hook.
-/// Dropping it takes the device out of both: the first step of a teardown.
-struct Published(Arc<RefluxDev>);
+/// The device named in the module's attachment registry and its disk seen by the page-cache
+/// hook. Dropping it takes the device out of both: the first step of a teardown.
+struct Published {
+    dev: Arc<RefluxDev>,
+    shared: Shared,
+}
 
 impl Published {
-    fn new(dev: &Arc<RefluxDev>, disk: &GenDisk<Queue>) -> Result<Self> {
+    fn new(dev: &Arc<RefluxDev>, disk: &GenDisk<Queue>, shared: &Shared) -> Result<Self> {
         // Made first: a failure to add drops it (taking out a device not in is harmless).
-        let published = Self(dev.clone());
-        if let Some(reg) = attach::registry() {
-            reg.add(dev.attach.clone())?;
-        }
-        if pagecache::publish(dev, disk.mapping_addr()).is_err() {
-            pr_warn!(
-                "{}: too many disks: the page cache is not placed nor tagged\n",
-                &*dev.name
+        let published = Self {
+            dev: dev.clone(),
+            shared: shared.clone(),
+        };
+        shared.registry.add(dev.attach.clone())?;
+        let Some(pages) = &shared.pages else {
+            return Ok(published);
+        };
+        if pagecache::publish(pages, dev, disk.mapping_addr()).is_err() {
+            dev_warn!(
+                &dev.device,
+                "too many disks: the page cache is not placed nor tagged\n"
             );
         }
         Ok(published)
@@ -187,11 +200,11 @@ impl Published {
 impl Drop for Published {
     fn drop(&mut self) {
         // No attachment names the device from now on.
-        if let Some(reg) = attach::registry() {
-            reg.remove(&self.0.attach);
-        }
+        self.shared.registry.remove(&self.dev.attach);
         // The page-cache hook stops seeing the disk.
-        pagecache::unpublish(&self.0);
+        if let Some(pages) = &self.shared.pages {
+            pagecache::unpublish(pages, &self.dev);
+        }
     }
 }
 
@@ -199,9 +212,9 @@ impl Drop for Published {
 fn add_disk(dev: &Arc<RefluxDev>) -> Result<GenDisk<Queue>> {
     let poll_queues = POLL_QUEUES.get();
     if poll_queues > 1 {
-        pr_err!(
-            "{}: poll_queues={poll_queues} is out of range 0..=1\n",
-            &*dev.name
+        dev_err!(
+            &dev.device,
+            "poll_queues={poll_queues} is out of range 0..=1\n"
         );
         return Err(EINVAL);
     }
@@ -225,7 +238,7 @@ fn start_scheduler(dev: &Arc<RefluxDev>) -> Result<Option<KThread>> {
         return Ok(None);
     }
     if !dev.migrator.can_migrate() {
-        pr_warn!("{}: the device cannot migrate: no scheduler\n", &*dev.name);
+        dev_warn!(&dev.device, "the device cannot migrate: no scheduler\n");
         return Ok(None);
     }
     Ok(Some(scheduler::start(dev.clone(), *dev.sched.params())?))

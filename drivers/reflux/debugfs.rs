@@ -186,7 +186,7 @@ impl Store for CorruptLba {
                     }
                     usleep_range(1000, 1000);
                 }
-                return Err(kernel::errno::etimedout());
+                return Err(ETIMEDOUT);
             }
             usleep_range(1000, 1000);
         }

@@ -7,7 +7,9 @@
 //! or stopped being ready) is declared dead, once and for good.
 
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use kernel::{memremap::MemRemap, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem};
+use kernel::{
+    dev_err, dev_warn_ratelimited, device::Device, memremap::MemRemap, shared_mem::SharedMem,
+};
 
 use crate::abi;
 use crate::actor::exec::now_ns;
@@ -41,10 +43,10 @@ impl Health {
         self.dead.load(Ordering::Acquire)
     }
 
-    /// Request `tag` timed out: whether the device (registers `regs`, named `name`) is still
+    /// Request `tag` timed out: whether the device (registers `regs`, logged as `device`) is still
     /// alive and the request gets more time. `false` when it was dead already or is declared
     /// dead now (logged once): the caller then fails every request it holds.
-    pub(crate) fn still_alive(&self, regs: &MemRemap, name: &CStr, tag: i32) -> bool {
+    pub(crate) fn still_alive(&self, regs: &MemRemap, device: &Device, tag: i32) -> bool {
         if self.is_dead() {
             return false;
         }
@@ -56,9 +58,9 @@ impl Health {
             // A register block without the liveness registers cannot show the device alive: it
             // is declared dead, said so, rather than judged on a status read as 0.
             if !self.dead.swap(true, Ordering::AcqRel) {
-                pr_err!(
-                    "{}: cannot read the heartbeat and status registers: failing its requests\n",
-                    name
+                dev_err!(
+                    device,
+                    "cannot read the heartbeat and status registers: failing its requests\n"
                 );
             }
             return false;
@@ -72,16 +74,16 @@ impl Health {
             && status & abi::DEV_STATUS_READY != 0
             && still * 1_000_000 < DEAD_AFTER_NS;
         if alive {
-            pr_warn_ratelimited!(
-                "{}: request {tag} timed out; the device is alive (heartbeat {beat}): waiting on\n",
-                name
+            dev_warn_ratelimited!(
+                device,
+                "request {tag} timed out; the device is alive (heartbeat {beat}): waiting on\n"
             );
             return true;
         }
         if !self.dead.swap(true, Ordering::AcqRel) {
-            pr_err!(
-                "{}: the device stopped answering (status {status:#x}, heartbeat {beat} unchanged for {still} ms): failing its requests\n",
-                name
+            dev_err!(
+                device,
+                "the device stopped answering (status {status:#x}, heartbeat {beat} unchanged for {still} ms): failing its requests\n"
             );
         }
         false

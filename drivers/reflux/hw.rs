@@ -111,7 +111,7 @@ fn wait_status(regs: &MemRemap, mask: u32, want: u32) -> Result<u32> {
         }
         usleep_range(1000, 1000);
     }
-    Err(kernel::errno::etimedout())
+    Err(ETIMEDOUT)
 }
 
 /// Enables the device and waits until it is ready. On a failure the enable is withdrawn: the

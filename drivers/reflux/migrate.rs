@@ -36,7 +36,7 @@
 //! (before "active"), 3 after "active" (before the epoch is even again). A paused migration
 //! waits until the knob is cleared or the device goes away.
 
-use kernel::{pr_warn_ratelimited, prelude::*};
+use kernel::{dev_info, dev_warn, pr_warn_ratelimited, prelude::*};
 
 use crate::abi::{self, SubmissionDescriptor, SIDE_HOST};
 use crate::actor::control::{self, Controls, MAX_ACTORS};
@@ -156,7 +156,7 @@ impl RefluxDev {
     pub(crate) fn migrate(&self, id: u8, to: Side) -> Result<Record> {
         let m = &self.migrator;
         if !m.can_migrate() {
-            return Err(kernel::errno::eopnotsupp());
+            return Err(EOPNOTSUPP);
         }
         if self.health.is_dead() {
             return Err(ENODEV);
@@ -170,7 +170,7 @@ impl RefluxDev {
                 return Err(EPERM);
             }
             if a.side == to {
-                return Err(kernel::errno::ealready());
+                return Err(EALREADY);
             }
         }
         // 0. Wake the device's firmware, before any request waits. The command is imminent
@@ -370,7 +370,7 @@ impl RefluxDev {
             let r = control::epoch(pmr, layout, id)
                 .and_then(|e| control::checkpoint(pmr, layout, id, SIDE_HOST, e, &c));
             if let Err(e) = r {
-                pr_warn!("{}: actor {id}: checkpoint failed: {e}\n", &*self.name);
+                dev_warn!(&self.device, "actor {id}: checkpoint failed: {e}\n");
             }
         }
     }
@@ -417,9 +417,9 @@ pub(crate) fn settle_at_mount(dev: &RefluxDev, reg: &Registration) -> Result {
         let mut epoch = r.epoch;
         match r.outcome {
             Outcome::Settled => {}
-            Outcome::RolledBack | Outcome::RolledForward => pr_info!(
-                "{}: actor {id} was migrating at the crash (epoch {}): {} to the {}\n",
-                &*dev.name,
+            Outcome::RolledBack | Outcome::RolledForward => dev_info!(
+                &dev.device,
+                "actor {id} was migrating at the crash (epoch {}): {} to the {}\n",
                 r.epoch - 1,
                 if r.outcome == Outcome::RolledBack {
                     "rolled back"
@@ -460,9 +460,9 @@ pub(crate) fn settle_at_mount(dev: &RefluxDev, reg: &Registration) -> Result {
     drop(routing);
     let mut controls = dev.controls.lock();
     *controls = Controls::default();
-    let name = &dev.name;
+    let device = &dev.device;
     control::rebuild_owned(pmr, layout, SIDE_HOST, &mut controls, |a, e| {
-        pr_warn!("{}: actor {a}: cannot rebuild on the host: {e}\n", &**name);
+        dev_warn!(device, "actor {a}: cannot rebuild on the host: {e}\n");
     });
     Ok(())
 }

@@ -259,7 +259,7 @@ impl Migrator {
         self.paused.store(phase, Ordering::Release);
         while self.stop_at.load(Ordering::Acquire) == phase {
             if self.is_stopping() {
-                return Err(kernel::errno::eshutdown());
+                return Err(ESHUTDOWN);
             }
             usleep_range(1000, 2000);
         }
@@ -287,12 +287,12 @@ impl Migrator {
                 return Ok(());
             }
             if self.is_stopping() {
-                return Err(kernel::errno::eshutdown());
+                return Err(ESHUTDOWN);
             }
             let now = now_ns();
             if now >= deadline {
                 pr_warn_ratelimited!("{}: actor {id}: {n} requests did not drain\n", name);
-                return Err(kernel::errno::etimedout());
+                return Err(ETIMEDOUT);
             }
             // Whole ticks that end before the deadline; within a tick of it, short sleeps keep
             // a timeout shorter than a tick (`migrate_drain_timeout_ms=1`) what it says.
@@ -333,7 +333,7 @@ impl Migrator {
                     "{}: the device did not answer the migration of actor {id}\n",
                     name
                 );
-                return Err(kernel::errno::etimedout());
+                return Err(ETIMEDOUT);
             }
             // The answer usually comes within microseconds (the device polls): spin a little
             // before sleeping between looks, whose wake-up would dwarf it.

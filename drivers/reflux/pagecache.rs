@@ -8,8 +8,9 @@
 //! a folio is added, and when a read (`read(2)`, buffered io_uring) or a page fault (`mmap`)
 //! finds uptodate folios; fault-around only peeks, and leaves a stale folio to the fault on its
 //! own page. The module installs the hook at load and removes it at unload (then the kernel
-//! behaves as upstream). Bound disks are published in [`SLOTS`] by the address of their
-//! page-cache mapping; the hook, called for every mapping in the system under `rcu_read_lock()`,
+//! behaves as upstream). Bound disks are published in the hook's [`Published`] table (owned
+//! by the hook's registration and the platform driver's context, not a global) by the address
+//! of their page-cache mapping; the hook, called for every mapping in the system under `rcu_read_lock()`,
 //! compares addresses without a lock. A disk is unpublished (slot cleared, then an RCU grace
 //! period) before it goes away.
 //!
@@ -41,14 +42,28 @@ const FREE: Slot = Slot {
     dev: AtomicPtr::new(core::ptr::null_mut()),
 };
 
-static SLOTS: [Slot; NR_SLOTS] = [FREE; NR_SLOTS];
+/// The disks the hook serves.
+pub(crate) struct Published {
+    slots: [Slot; NR_SLOTS],
+}
 
-/// Runs `f` on the device whose page cache `mapping` is, if it is published.
-fn with_dev<R>(mapping: usize, f: impl FnOnce(&RefluxDev) -> R) -> Option<R> {
+impl Published {
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        Ok(Arc::new(
+            Self {
+                slots: [FREE; NR_SLOTS],
+            },
+            GFP_KERNEL,
+        )?)
+    }
+}
+
+/// Runs `f` on the device whose page cache `mapping` is, if it is published in `table`.
+fn with_dev<R>(table: &Published, mapping: usize, f: impl FnOnce(&RefluxDev) -> R) -> Option<R> {
     if mapping == 0 {
         return None;
     }
-    for slot in &SLOTS {
+    for slot in &table.slots {
         if slot.mapping.load(Ordering::Acquire) != mapping {
             continue;
         }
@@ -61,22 +76,22 @@ fn with_dev<R>(mapping: usize, f: impl FnOnce(&RefluxDev) -> R) -> Option<R> {
     None
 }
 
-/// The module's hook.
-pub(crate) struct Hook;
+/// The module's hook: the table of published disks.
+pub(crate) struct Hook(pub(crate) Arc<Published>);
 
 impl pagecache_hook::Hook for Hook {
-    fn alloc_node(mapping: usize, _index: u64) -> Option<i32> {
-        with_dev(mapping, |d| d.pagecache.node()).flatten()
+    fn alloc_node(&self, mapping: usize, _index: u64) -> Option<i32> {
+        with_dev(&self.0, mapping, |d| d.pagecache.node()).flatten()
     }
 
-    fn added(mapping: usize, index: u64, nr: u64) {
-        with_dev(mapping, |d| {
+    fn added(&self, mapping: usize, index: u64, nr: u64) {
+        with_dev(&self.0, mapping, |d| {
             d.pagecache.tag(index, nr, |lba| page_tag(d, lba))
         });
     }
 
-    fn stale(mapping: usize, index: u64, nr: u64, consume: bool) -> bool {
-        with_dev(mapping, |d| {
+    fn stale(&self, mapping: usize, index: u64, nr: u64, consume: bool) -> bool {
+        with_dev(&self.0, mapping, |d| {
             d.pagecache
                 .any_stale(index, nr, consume, |lba| page_tag(d, lba))
         })
@@ -86,9 +101,9 @@ impl pagecache_hook::Hook for Hook {
 
 /// Publishes `dev`'s page cache (mapping address `mapping`) to the hook. `EBUSY` when every
 /// slot is taken: the disk then works without the hook (pages anywhere, no tags).
-pub(crate) fn publish(dev: &Arc<RefluxDev>, mapping: usize) -> Result {
+pub(crate) fn publish(table: &Published, dev: &Arc<RefluxDev>, mapping: usize) -> Result {
     let raw = Arc::into_raw(dev.clone()).cast_mut();
-    for slot in &SLOTS {
+    for slot in &table.slots {
         if slot
             .dev
             .compare_exchange(
@@ -109,8 +124,8 @@ pub(crate) fn publish(dev: &Arc<RefluxDev>, mapping: usize) -> Result {
 }
 
 /// Takes `dev` out of the hook's sight; when this returns no hook call uses it.
-pub(crate) fn unpublish(dev: &RefluxDev) {
-    for slot in &SLOTS {
+pub(crate) fn unpublish(table: &Published, dev: &RefluxDev) {
+    for slot in &table.slots {
         if !core::ptr::eq(slot.dev.load(Ordering::Acquire), dev) {
             continue;
         }
@@ -121,6 +136,20 @@ pub(crate) fn unpublish(dev: &RefluxDev) {
             // SAFETY: the slot held the `Arc` leaked by `publish`; no hook call sees it after
             // the grace period above (the mapping no longer matches).
             drop(unsafe { Arc::from_raw(raw) });
+        }
+    }
+}
+
+impl Drop for Published {
+    fn drop(&mut self) {
+        // Every disk is unpublished before the driver goes; a slot still held would leak its
+        // device. No hook call runs: the registration that shared this table is gone.
+        for slot in &self.slots {
+            let raw = slot.dev.swap(core::ptr::null_mut(), Ordering::AcqRel);
+            if !raw.is_null() {
+                // SAFETY: the slot held the `Arc` leaked by `publish`, seen by nobody now.
+                drop(unsafe { Arc::from_raw(raw) });
+            }
         }
     }
 }

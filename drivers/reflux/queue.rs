@@ -23,6 +23,7 @@
 use core::sync::atomic::Ordering;
 use kernel::{
     block::mq::{Operations, ReqOp, Request, TimeoutAction},
+    device::Device,
     irq::Handler,
     memremap::MemRemap,
     new_spinlock, pr_warn_ratelimited,
@@ -151,6 +152,8 @@ pub(crate) struct Tuning {
 #[pin_data]
 pub(crate) struct RefluxDev {
     pub(crate) name: CString,
+    /// The platform device: what the log lines are about (`dev_*!`).
+    pub(crate) device: ARef<Device>,
     pub(crate) regs: MemRemap,
     pub(crate) pmr: MemRemap,
     pub(crate) layout: PmrLayout,
@@ -186,8 +189,11 @@ pub(crate) struct RefluxDev {
 }
 
 impl RefluxDev {
+    // The parts a bound device is made of, each named: grouping them would only rename them.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         name: CString,
+        device: ARef<Device>,
         regs: MemRemap,
         pmr: MemRemap,
         layout: PmrLayout,
@@ -205,6 +211,7 @@ impl RefluxDev {
         Arc::pin_init(
             try_pin_init!(Self {
                 name,
+                device,
                 regs,
                 pmr,
                 layout,
@@ -455,7 +462,7 @@ impl RefluxDev {
     /// does not is declared dead ([`Health::still_alive`]), and every request it holds fails
     /// with `EIO`.
     pub(crate) fn timed_out(&self, tag: i32) -> TimeoutAction {
-        if self.health.still_alive(&self.regs, &self.name, tag) {
+        if self.health.still_alive(&self.regs, &self.device, tag) {
             return TimeoutAction::ResetTimer;
         }
         self.fail_all();
@@ -676,7 +683,7 @@ impl Operations for Queue {
             ReqOp::Read => abi::DIR_READ,
             ReqOp::Write => abi::DIR_WRITE,
             ReqOp::Flush => abi::DIR_FLUSH,
-            _ => return Err(kernel::errno::eopnotsupp()),
+            _ => return Err(EOPNOTSUPP),
         };
         if dev.health.is_dead() {
             return Err(EIO);

@@ -24,11 +24,13 @@
 #![recursion_limit = "512"]
 
 use kernel::{
+    dev_err, dev_info,
     memremap::{MapMode, MemRemap},
     module_param,
     platform::{DriverRegistration, MemResource, PlatformDevice, PlatformDriver},
     prelude::*,
     str::CString,
+    sync::Arc,
 };
 
 /// The device ABI, shared with the software device.
@@ -378,7 +380,7 @@ impl PipeConfig {
             })?;
         if caps & abi::cap_pipeline(pipeline) == 0 {
             pr_err!("{name}: the device does not offer pipeline {pipeline}\n");
-            return Err(kernel::errno::eopnotsupp());
+            return Err(EOPNOTSUPP);
         }
         let flags = if CHECKSUM.get() {
             abi::PIPE_FLAG_CHECKSUM
@@ -485,13 +487,13 @@ impl RefluxDriver {
         name: &CStr,
     ) -> Result<(MemRemap, hw::Identity, MemResource)> {
         let (Some(regs_res), Some(pmr_res)) = (pdev.mem_resource(0), pdev.mem_resource(1)) else {
-            pr_err!("{}: needs a register and a PMR resource\n", name);
+            dev_err!(pdev.as_dev(), "needs a register and a PMR resource\n");
             return Err(ENXIO);
         };
         if regs_res.size < abi::REGISTER_BLOCK_SIZE as u64 {
-            pr_err!(
-                "{}: register block of {} bytes is too small\n",
-                name,
+            dev_err!(
+                pdev.as_dev(),
+                "register block of {} bytes is too small\n",
                 regs_res.size
             );
             return Err(ENXIO);
@@ -499,9 +501,9 @@ impl RefluxDriver {
         let regs = MemRemap::new(regs_res, MapMode::WriteBack)?;
         let id = hw::identify(&regs, name)?;
         if id.pmr_size > pmr_res.size {
-            pr_err!(
-                "{}: device reports {} bytes of PMR, resource has {}\n",
-                name,
+            dev_err!(
+                pdev.as_dev(),
+                "device reports {} bytes of PMR, resource has {}\n",
                 id.pmr_size,
                 pmr_res.size
             );
@@ -528,11 +530,23 @@ impl RefluxDriver {
     }
 }
 
+/// The module's state that every probe and remove is handed (the platform driver's context):
+/// where bound devices are published.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    /// The attachment registry, shared with the configfs subsystem.
+    pub(crate) registry: Arc<attach::Registry>,
+    /// The page-cache hook's table of disks, shared with the hook; `None` when another module
+    /// holds the hook.
+    pub(crate) pages: Option<Arc<pagecache::Published>>,
+}
+
 impl PlatformDriver for RefluxDriver {
     type Data = KBox<Bound>;
+    type Context = Shared;
     const NAME: &'static CStr = kernel::c_str!("reflux");
 
-    fn probe(pdev: &PlatformDevice) -> Result<Self::Data> {
+    fn probe(pdev: &PlatformDevice, shared: &Shared) -> Result<Self::Data> {
         let name = CString::try_from_fmt(kernel::fmt!("reflux{}", pdev.id()))?;
         let (regs, id, pmr_res) = Self::identify(pdev, &name)?;
         let cfg = PipeConfig::from_params(&name, id.caps)?;
@@ -540,15 +554,17 @@ impl PlatformDriver for RefluxDriver {
         let layout = hw::mount(&pmr, &id, &name, 0)?;
         let irq_line = pdev.irq(0).filter(|_| id.caps & abi::CAP_IRQ != 0);
         let tuning = Self::tuning(pmr_res)?;
-        let dev = RefluxDev::new(name, regs, pmr, layout, id, cfg, tuning)?;
+        let device = pdev.as_dev().into();
+        let dev = RefluxDev::new(name, device, regs, pmr, layout, id, cfg, tuning)?;
         migrate::settle_at_mount(&dev, &cfg.registration())?;
         // A failure before this leaves the device disabled, as probe found it. Its PMR stays
         // mounted (generation + 1, not clean, the rings reset): what a host that died in probe
         // leaves, which the next mount takes as it is, since the host owns the PMR while the
         // device is not enabled and the device has not run. From the enable on, every
         // step is undone by a guard in `Bound`: a failure stops and disables the device again.
-        let bound = KBox::new(Bound::new(&dev, irq_line, id.caps)?, GFP_KERNEL)?;
-        pr_info!(
+        let bound = KBox::new(Bound::new(&dev, irq_line, id.caps, shared)?, GFP_KERNEL)?;
+        dev_info!(
+            pdev.as_dev(),
             "/dev/{}: ABI {}.{}, {} MiB, {} device cores, pipeline {} flags {:#x} placement {:#x}, depth {}, {}\n",
             &*dev.name,
             abi::version_major(id.version),
@@ -564,25 +580,18 @@ impl PlatformDriver for RefluxDriver {
         Ok(bound)
     }
 
-    fn remove(pdev: &PlatformDevice, bound: Self::Data) {
+    fn remove(pdev: &PlatformDevice, _shared: &Shared, bound: Self::Data) {
         drop(bound);
-        pr_info!("reflux{}: unbound\n", pdev.id());
+        dev_info!(pdev.as_dev(), "unbound\n");
     }
 }
 
 struct RefluxModule {
-    // Dropped first: every device is unbound before the registry goes.
+    // Dropped first: every device is unbound, so unpublished, before the hook and the
+    // registry go.
     _driver: Pin<KBox<DriverRegistration<RefluxDriver>>>,
-    // After the driver: every disk is unpublished by then.
     _pagecache: Option<kernel::pagecache_hook::Registration<pagecache::Hook>>,
     _configfs: Pin<KBox<kernel::configfs::Subsystem<attach::AttachItem>>>,
-}
-
-impl Drop for RefluxModule {
-    fn drop(&mut self) {
-        // Before the fields: removes that run now find no registry (it is about to go).
-        attach::unpublish();
-    }
 }
 
 /// Checks the parameters that do not depend on a device, so that a bad one fails the load.
@@ -639,31 +648,29 @@ fn check_params() -> Result {
 impl kernel::Module for RefluxModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
         check_params()?;
+        let registry = attach::Registry::new()?;
         let configfs = kernel::configfs::Subsystem::new(
             kernel::c_str!("reflux"),
             module,
             kernel::static_lock_class!(),
-            attach::Registry::new(),
+            registry.clone(),
         )?;
-        // SAFETY: the registry lives in `configfs`, which is dropped after the driver
-        // registration (field order) and after `unpublish` (`Drop` runs before the fields).
-        unsafe { attach::publish(configfs.parent()) };
-        let hook = match kernel::pagecache_hook::Registration::register() {
-            Ok(h) => Some(h),
-            Err(e) => {
-                pr_warn!(
-                    "the page-cache hook is taken ({e:?}): page cache not placed nor tagged\n"
-                );
-                None
-            }
+        let pages = pagecache::Published::new()?;
+        let hook =
+            match kernel::pagecache_hook::Registration::register(pagecache::Hook(pages.clone())) {
+                Ok(h) => Some(h),
+                Err(e) => {
+                    pr_warn!(
+                        "the page-cache hook is taken ({e:?}): page cache not placed nor tagged\n"
+                    );
+                    None
+                }
+            };
+        let shared = Shared {
+            registry,
+            pages: hook.is_some().then_some(pages),
         };
-        let driver = match KBox::pin_init(DriverRegistration::register(module), GFP_KERNEL) {
-            Ok(d) => d,
-            Err(e) => {
-                attach::unpublish();
-                return Err(e);
-            }
-        };
+        let driver = KBox::pin_init(DriverRegistration::register(module, shared), GFP_KERNEL)?;
         Ok(Self {
             _driver: driver,
             _pagecache: hook,

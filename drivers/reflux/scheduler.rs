@@ -45,6 +45,7 @@ use core::sync::atomic::Ordering;
 
 use kernel::{
     cpustat::{self, CpuTime},
+    dev_info, dev_warn,
     kthread::{self, KThread},
     pr_warn_ratelimited,
     prelude::*,
@@ -286,15 +287,15 @@ fn carry_out(dev: &RefluxDev, sched: &mut Scheduler, m: Move, decision: &Decisio
                 // counts, the rebuild on the host does not.
                 sched.learn_upload_ns((r.wake_ns + r.total_ns).saturating_sub(r.rebuild_ns));
             }
-            pr_info!(
-                "{}: scheduler moved {m} in {} us: {decision}\n",
-                &*dev.name,
+            dev_info!(
+                &dev.device,
+                "scheduler moved {m} in {} us: {decision}\n",
                 r.total_ns / 1000
             )
         }
         // A migration started by hand between the sample and now, or a drain timeout.
         Err(e) => {
-            pr_warn!("{}: scheduler could not move {m}: {e:?}\n", &*dev.name);
+            dev_warn!(&dev.device, "scheduler could not move {m}: {e:?}\n");
             dev.sched.failed_move();
         }
     }

@@ -95,9 +95,9 @@ impl<O: Owner> Dir<O> {
     /// There are no subdirectories: removing a parent removes its children, so a child `Dir`
     /// dropped later would remove a dentry that is gone.
     pub fn new(name: &CStr) -> Self {
+        let root = core::ptr::null_mut();
         // SAFETY: `name` is a valid C string; a null parent is the debugfs root.
-        let dentry =
-            unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), core::ptr::null_mut()) };
+        let dentry = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), root) };
         // INVARIANT: no file yet.
         Self {
             dentry,

@@ -6,7 +6,9 @@
 //!
 //! A driver implements [`PlatformDriver`] and keeps a pinned [`DriverRegistration`] while it
 //! wants to bind: probe returns the per-device data, which the driver core keeps in the
-//! device's driver data until remove gives it back. Code that *creates* devices (a software
+//! device's driver data until remove gives it back. The registration owns the driver's
+//! [`PlatformDriver::Context`], the module state every probe and remove is handed (instead of
+//! a global): it outlives every binding because dropping the registration unbinds first. Code that *creates* devices (a software
 //! device model, a test) owns them through [`OwnedPlatformDevice`], which unregisters the
 //! device — unbinding its driver first — when dropped.
 
@@ -110,38 +112,47 @@ pub trait PlatformDriver {
     /// Per-device data, from probe to remove.
     type Data: ForeignOwnable + Send + Sync;
 
+    /// State of the module shared by every device: owned by the [`DriverRegistration`], lent
+    /// to each probe and remove.
+    type Context: Send + Sync;
+
     /// The device name this driver binds to.
     const NAME: &'static CStr;
 
     /// Binds to `pdev`; the returned data is kept until [`PlatformDriver::remove`].
-    fn probe(pdev: &PlatformDevice) -> Result<Self::Data>;
+    fn probe(pdev: &PlatformDevice, ctx: &Self::Context) -> Result<Self::Data>;
 
     /// Unbinds from `pdev` (device removal, driver unregistration or unbind through sysfs).
-    fn remove(_pdev: &PlatformDevice, data: Self::Data) {
+    fn remove(_pdev: &PlatformDevice, _ctx: &Self::Context, data: Self::Data) {
         drop(data);
     }
 }
 
-/// A registered platform driver; unregistered (unbinding every device) on drop.
+/// A registered platform driver and its context; unregistered (unbinding every device) on
+/// drop, before the context goes.
 ///
 /// # Invariants
 ///
-/// `drv` is registered with `__platform_driver_register` from initialization until drop.
+/// `drv` is registered with `__platform_driver_register` from initialization until drop, and
+/// every device bound to it was bound through this registration (so its driver pointer leads
+/// back here).
 #[pin_data(PinnedDrop)]
 pub struct DriverRegistration<T: PlatformDriver> {
     #[pin]
     drv: Opaque<bindings::platform_driver>,
+    ctx: T::Context,
     _t: PhantomData<T>,
 }
 
 // SAFETY: the driver core synchronizes (un)registration.
 unsafe impl<T: PlatformDriver> Send for DriverRegistration<T> {}
-// SAFETY: `&self` exposes nothing.
+// SAFETY: `&self` exposes only the context, which is `Sync`.
 unsafe impl<T: PlatformDriver> Sync for DriverRegistration<T> {}
 
 impl<T: PlatformDriver> DriverRegistration<T> {
-    /// Registers the driver on behalf of `module` (which the driver core pins while bound).
-    pub fn register(module: &'static ThisModule) -> impl PinInit<Self, Error> {
+    /// Registers the driver on behalf of `module` (which the driver core pins while bound),
+    /// with the context its probes and removes are lent.
+    pub fn register(module: &'static ThisModule, ctx: T::Context) -> impl PinInit<Self, Error> {
         let init = move |slot: *mut Opaque<bindings::platform_driver>| {
             let drv = Opaque::raw_get(slot);
             // SAFETY: `drv` is valid for writes and all-zero is a valid `platform_driver`.
@@ -155,12 +166,41 @@ impl<T: PlatformDriver> DriverRegistration<T> {
             // SAFETY: `drv` is initialized and pinned; `module` is the caller's module.
             to_result(unsafe { bindings::__platform_driver_register(drv, module.as_ptr()) })
         };
+        // `ctx` first: a probe may run as soon as the driver is registered.
         try_pin_init!(Self {
+            ctx,
             // SAFETY: on success the driver stays registered until drop (type invariant); on
             // failure nothing refers to the slot.
             drv <- unsafe { crate::init::pin_init_from_closure(init) },
             _t: PhantomData,
         })
+    }
+
+    /// The context lent to probe and remove.
+    pub fn context(&self) -> &T::Context {
+        &self.ctx
+    }
+
+    /// The context of the registration `pdev` is bound through.
+    ///
+    /// # Safety
+    ///
+    /// `pdev` is being probed or removed by a driver of this type `T`: its driver pointer is
+    /// the `drv` of a live `DriverRegistration<T>` for the duration of the callback.
+    unsafe fn context_of<'a>(pdev: *mut bindings::platform_device) -> &'a T::Context {
+        // SAFETY: `pdev` is valid during the callback (caller); the driver core set its driver
+        // before probe and clears it only after remove.
+        let drv = unsafe { (*pdev).dev.driver };
+        // SAFETY: the driver is the `driver` field of the `platform_driver` that is this
+        // registration's `drv` (caller; type invariant), and `Opaque` is transparent.
+        let pdrv = unsafe { crate::container_of!(drv, bindings::platform_driver, driver) };
+        let reg = pdrv
+            .cast::<u8>()
+            .wrapping_sub(core::mem::offset_of!(Self, drv))
+            .cast::<Self>();
+        // SAFETY: `reg` is the registration containing `drv`, alive while a device is bound
+        // through it (drop unregisters, which waits for every remove).
+        unsafe { &(*reg).ctx }
     }
 }
 
@@ -181,7 +221,9 @@ unsafe extern "C" fn probe_callback<T: PlatformDriver>(
 ) -> c_int {
     // SAFETY: the device is valid during probe.
     let dev = unsafe { PlatformDevice::from_raw(pdev) };
-    match T::probe(dev) {
+    // SAFETY: `pdev` is being probed by a driver registered through `DriverRegistration<T>`.
+    let ctx = unsafe { DriverRegistration::<T>::context_of(pdev) };
+    match T::probe(dev, ctx) {
         Ok(data) => {
             // SAFETY: `dev` is valid; the driver data belongs to the bound driver (us) until
             // `remove_callback` takes it back.
@@ -209,7 +251,9 @@ unsafe extern "C" fn remove_callback<T: PlatformDriver>(pdev: *mut bindings::pla
             (*pdev).dev
         )))
     };
-    T::remove(dev, data);
+    // SAFETY: `pdev` is being removed from a driver registered through `DriverRegistration<T>`.
+    let ctx = unsafe { DriverRegistration::<T>::context_of(pdev) };
+    T::remove(dev, ctx, data);
 }
 
 /// A platform device registered by this code; unregistered on drop.
@@ -224,28 +268,36 @@ unsafe extern "C" fn remove_callback<T: PlatformDriver>(pdev: *mut bindings::pla
 /// use core::sync::atomic::{AtomicU64, Ordering};
 /// use kernel::platform::{DriverRegistration, MemResource, OwnedPlatformDevice, PlatformDevice, PlatformDriver};
 ///
-/// static PROBED_START: AtomicU64 = AtomicU64::new(0);
-/// static REMOVED: AtomicU64 = AtomicU64::new(0);
+/// // What the driver saw, kept in its context rather than in globals.
+/// #[derive(Default)]
+/// struct Seen {
+///     probed_start: AtomicU64,
+///     removed: AtomicU64,
+/// }
 ///
 /// struct Probe;
 /// impl PlatformDriver for Probe {
 ///     type Data = KBox<u64>;
+///     type Context = Seen;
 ///     const NAME: &'static CStr = kernel::c_str!("rust_platform_doctest");
 ///
-///     fn probe(pdev: &PlatformDevice) -> Result<KBox<u64>> {
+///     fn probe(pdev: &PlatformDevice, seen: &Seen) -> Result<KBox<u64>> {
 ///         let res = pdev.mem_resource(0).ok_or(ENXIO)?;
-///         PROBED_START.store(res.start, Ordering::Relaxed);
+///         seen.probed_start.store(res.start, Ordering::Relaxed);
 ///         Ok(KBox::new(res.size, GFP_KERNEL)?)
 ///     }
 ///
-///     fn remove(_pdev: &PlatformDevice, size: KBox<u64>) {
-///         REMOVED.store(*size, Ordering::Relaxed);
+///     fn remove(_pdev: &PlatformDevice, seen: &Seen, size: KBox<u64>) {
+///         seen.removed.store(*size, Ordering::Relaxed);
 ///     }
 /// }
 ///
 /// // SAFETY: built-in doctests have no module.
 /// static DOCTEST_MODULE: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
-/// let drv = KBox::pin_init(DriverRegistration::<Probe>::register(&DOCTEST_MODULE), GFP_KERNEL)?;
+/// let drv = KBox::pin_init(
+///     DriverRegistration::<Probe>::register(&DOCTEST_MODULE, Seen::default()),
+///     GFP_KERNEL,
+/// )?;
 /// // A resource inside RAM that nothing else claims: one freshly allocated page.
 /// let page = kernel::page::Page::alloc_page(GFP_KERNEL)?;
 /// let start = kernel::pinned_pages::page_phys_addr(&page);
@@ -254,9 +306,9 @@ unsafe extern "C" fn remove_callback<T: PlatformDriver>(pdev: *mut bindings::pla
 /// assert_eq!(dev.device().id(), 7);
 /// assert_eq!(dev.device().mem_resource(0), Some(res));
 /// assert_eq!(dev.device().mem_resource(1), None);
-/// assert_eq!(PROBED_START.load(Ordering::Relaxed), start);
+/// assert_eq!(drv.context().probed_start.load(Ordering::Relaxed), start);
 /// drop(dev);
-/// assert_eq!(REMOVED.load(Ordering::Relaxed), 4096);
+/// assert_eq!(drv.context().removed.load(Ordering::Relaxed), 4096);
 /// drop(drv);
 /// # Ok::<(), Error>(())
 /// ```

@@ -100,7 +100,7 @@ echo 1 >/sys/module/reflux_dev/parameters/hang
 tap "a write to a hung device fails with EIO" \
 	sh -c '[ -b /dev/reflux0 ] && ! timeout 60 dd if=/dev/zero of=/dev/reflux0 bs=4k count=1 seek=77 oflag=direct 2>/dev/null'
 tap "the driver said the device stopped answering" \
-	sh -c "dmesg | grep -q 'reflux0: the device stopped answering'"
+	sh -c "dmesg | grep -q 'reflux.0: the device stopped answering'"
 tap "a dead device fails the next request at once" \
 	sh -c '[ -b /dev/reflux0 ] && ! timeout 5 dd if=/dev/reflux0 of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null'
 echo 0 >/sys/module/reflux_dev/parameters/hang

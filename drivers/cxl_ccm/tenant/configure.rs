@@ -148,16 +148,15 @@ impl Tenant {
 
     /// Shadows the descriptors, programs the tenant registers and enables the tenant.
     fn enable(&self, segs: &[kernel::dma_sg::DmaSegment], arg: &uapi::Configure) -> Result {
-        let hw_guard = self.dev.hw.lock();
-        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let hw = self.dev.hw.try_access().ok_or(ENODEV)?;
         let count = u32::try_from(segs.len()).map_err(|_| EINVAL)?;
-        self.prepare_device_memory(hw, segs, count, arg.index_base)?;
-        self.program_registers(hw, count, arg)?;
+        self.prepare_device_memory(&hw, segs, count, arg.index_base)?;
+        self.program_registers(&hw, count, arg)?;
         let t = abi::tenant_regs_offset(self.index);
         // `writel()`: the configuration, the table and the headers before the enable bit.
         hw.regs
             .try_write32(abi::TENANT_CTRL_ENABLE, t + abi::TREG_CTRL)?;
-        self.wait_enabled(hw)
+        self.wait_enabled(&hw)
     }
 
     /// Prepares the tenant's device memory for [`Self::enable`]: clears what the previous
@@ -296,7 +295,7 @@ impl Tenant {
                 "tenant {}: the device did not enable it within 1 s\n",
                 self.index
             );
-            Err(kernel::errno::etimedout())
+            Err(ETIMEDOUT)
         }
     }
 }

@@ -127,13 +127,12 @@ impl Tenant {
             args: arg.args,
         };
         let bytes = packet.to_bytes();
-        // Lock order: the ring state before the hardware (as `progress` takes them).
+        // RP: the ring state, as `progress` holds it while it polls the mailbox.
         let mut rp_state = (mode == abi::MODE_RP).then(|| self.core.state.lock());
-        let hw_guard = self.dev.hw.lock();
-        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let hw = self.dev.hw.try_access().ok_or(ENODEV)?;
         let slot = l.launch_slot(tag);
         if let Some(st) = rp_state.as_ref() {
-            self.core.mailbox_free(hw, st)?;
+            self.core.mailbox_free(&hw, st)?;
         }
         // The input the caller stored through its write-combining mapping, then the packet,
         // then the tag: the device acquires the tag and then reads the packet and the input.
@@ -161,7 +160,7 @@ impl Tenant {
             st.mbox_seq = seq;
             st.rp = Some(RpLaunch { seq, tag, cut, src });
         }
-        drop(hw_guard);
+        drop(hw);
         drop(rp_state);
         *next_tag = tag.wrapping_add(1);
         drop(next_tag);
@@ -181,8 +180,7 @@ impl Tenant {
         let start = crate::link::now_ns();
         let (status, bytes) = loop {
             {
-                let hw_guard = self.dev.hw.lock();
-                let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+                let hw = self.dev.hw.try_access().ok_or(ENODEV)?;
                 let done = hw
                     .mem
                     .atomic_u32(at + offset_of!(abi::SyncCompletion, done_tag))?;
@@ -207,7 +205,7 @@ impl Tenant {
                     self.index,
                     tag
                 );
-                return Err(kernel::errno::etimedout());
+                return Err(ETIMEDOUT);
             }
             if self.tenant_error()?.is_some() {
                 return Err(EIO);

@@ -23,8 +23,7 @@ impl TenantCore {
         let Some(rp) = st.rp else {
             return Ok(());
         };
-        let hw_guard = self.dev.hw.lock();
-        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let hw = self.dev.hw.try_access().ok_or(ENODEV)?;
         let t = abi::tenant_regs_offset(self.index);
         let reg32 = |o: usize| hw.regs.try_read32(t + o);
         self.stalled(self.link.io_read());

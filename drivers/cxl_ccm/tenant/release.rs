@@ -141,9 +141,8 @@ impl Tenant {
             return Err(EIO);
         };
         if md.is_some() || pl.is_some() {
-            let hw_guard = self.dev.hw.lock();
-            let hw = hw_guard.as_ref().ok_or(ENODEV)?;
-            core.store_heads(hw, st, md, pl)?;
+            let hw = self.dev.hw.try_access().ok_or(ENODEV)?;
+            core.store_heads(&hw, st, md, pl)?;
         }
         Ok(())
     }

@@ -90,8 +90,7 @@ impl TenantCore {
 
     /// RP and BS: copies queued results into the rings, as far as the released heads allow.
     pub(super) fn drain(&self, st: &mut RingState) -> Result {
-        let hw_guard = self.dev.hw.lock();
-        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let hw = self.dev.hw.try_access().ok_or(ENODEV)?;
         let rings = Rings {
             region: &self.region,
             metadata_offset: self.layout.metadata_offset,

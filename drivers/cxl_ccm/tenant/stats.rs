@@ -115,8 +115,7 @@ impl Tenant {
     /// The counters now, and the baselines of the last reset.
     fn stats_snapshot(&self) -> Result<StatsSnapshot> {
         let (device, unpublished) = {
-            let hw_guard = self.dev.hw.lock();
-            let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+            let hw = self.dev.hw.try_access().ok_or(ENODEV)?;
             let t = abi::tenant_regs_offset(self.index);
             let r = |o: usize| hw.regs.try_read64(t + o);
             let device = DeviceBaseline {

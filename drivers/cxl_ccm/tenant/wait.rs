@@ -30,14 +30,13 @@ impl Tenant {
             }
             return Ok(st.producer.is_pending());
         }
-        let hw_guard = self.dev.hw.lock();
-        let hw = hw_guard.as_ref().ok_or(ENODEV)?;
+        let hw = self.dev.hw.try_access().ok_or(ENODEV)?;
         let (md_head, pl_head) = (st.md_head, st.gap.head());
         let (Ok(md), Ok(pl)) = (st.md_pub.flush(md_head), st.pl_pub.flush(pl_head)) else {
             pr_warn_ratelimited!("WAIT: heads out of the device's credit window\n");
             return Err(EIO);
         };
-        core.store_heads(hw, &mut st, md, pl)?;
+        core.store_heads(&hw, &mut st, md, pl)?;
         // A CXL.io register read. Acquire: pairs with the device's release store.
         core.stalled(core.link.io_read());
         let blocked = hw
@@ -103,7 +102,7 @@ impl Tenant {
             if deadlock && self.stuck(head, min)? {
                 arg.ready = core.ready_after(head);
                 arg.metadata_tail = core.scanned.load(Ordering::Acquire);
-                return Err(kernel::errno::edeadlk());
+                return Err(EDEADLK);
             }
             if arg.timeout_ns == 0 {
                 return Err(EAGAIN);
@@ -113,7 +112,7 @@ impl Tenant {
                 Some(d) => {
                     let now = crate::link::now_ns();
                     if now >= d {
-                        return Err(kernel::errno::etimedout());
+                        return Err(ETIMEDOUT);
                     }
                     Some(crate::ns_to_jiffies(d - now))
                 }

@@ -247,8 +247,8 @@ impl<T: Operations> Request<T> {
         let request_ptr = this.cast::<bindings::request>();
         // SAFETY: By safety requirements for this function, `this` is a
         // valid allocation.
-        let wrapper_ptr =
-            unsafe { bindings::blk_mq_rq_to_pdu(request_ptr).cast::<RequestDataWrapper>() };
+        let pdu = unsafe { bindings::blk_mq_rq_to_pdu(request_ptr) };
+        let wrapper_ptr = pdu.cast::<RequestDataWrapper>();
         // SAFETY: By C API contract, wrapper_ptr points to a valid allocation
         // and is not null.
         unsafe { NonNull::new_unchecked(wrapper_ptr) }
@@ -345,10 +345,10 @@ unsafe impl<T: Operations> AlwaysRefCounted for Request<T> {
         #[cfg_attr(not(CONFIG_DEBUG_MISC), allow(unused_variables))]
         let updated = atomic_relaxed_op_unless(refcount, |x| x + 1, 0);
 
+        // A reference made from a request nobody holds: a bug in the abstractions, reported as
+        // C reports a broken invariant it survives, not a panic.
         #[cfg(CONFIG_DEBUG_MISC)]
-        if !updated {
-            panic!("Request refcount zero on clone")
-        }
+        crate::warn_on!(!updated);
     }
 
     unsafe fn dec_ref(obj: core::ptr::NonNull<Self>) {
@@ -362,10 +362,10 @@ unsafe impl<T: Operations> AlwaysRefCounted for Request<T> {
         #[cfg_attr(not(CONFIG_DEBUG_MISC), allow(unused_variables))]
         let new_refcount = atomic_relaxed_op_return(refcount, |x| x - 1);
 
+        // The block layer's own reference is never dropped here: reaching zero is a bug in the
+        // abstractions, reported with a warning rather than a panic.
         #[cfg(CONFIG_DEBUG_MISC)]
-        if new_refcount == 0 {
-            panic!("Request reached refcount zero in Rust abstractions");
-        }
+        crate::warn_on!(new_refcount == 0);
     }
 }
 
