@@ -344,6 +344,11 @@ pub const fn tenant_regs_offset(tenant: u32) -> usize {
     REGISTER_PAGE_SIZE * (1 + tenant as usize)
 }
 
+/// Register `reg` of [`TenantRegs`] in tenant `tenant`'s page of the register block.
+pub const fn tenant_reg<T: RegWidth, A: Access>(tenant: u32, reg: Reg<T, A>) -> Reg<T, A> {
+    reg.at(tenant_regs_offset(tenant))
+}
+
 registers! {
     /// Page 0 of the register block: identification, limits and device control.
     ///
