@@ -105,14 +105,14 @@
 
 use core::mem::size_of;
 
-/// The wire-format machinery (`LeField`, `wire_image!`, `assert_layout!`), shared with
-/// `drivers/reflux/abi.rs`.
+/// The wire-format machinery (`LeField`, `wire_image!`, `assert_layout!`, `registers!`), shared
+/// with `drivers/reflux/abi.rs`.
 #[path = "../wire/wire.rs"]
 mod wire;
-pub use wire::LeField;
+pub use wire::{Access, LeField, Readable, Reg, RegWidth, Ro, Rw, Wo, Writable};
 // Also used by uapi.rs, which not every includer of this file compiles.
 pub(crate) use wire::assert_layout;
-use wire::wire_image;
+use wire::{registers, wire_image};
 
 const _: () = assert!(
     cfg!(target_endian = "little"),
@@ -344,284 +344,100 @@ pub const fn tenant_regs_offset(tenant: u32) -> usize {
     REGISTER_PAGE_SIZE * (1 + tenant as usize)
 }
 
-/// Register [`GlobalRegs::magic`] (RO, u32). Device writes at reset: [`REGISTER_MAGIC`]. The
-/// driver reads it first and refuses the device if it differs.
-pub const REG_MAGIC: usize = 0x00;
-/// Register [`GlobalRegs::version`] (RO, u32). Device writes at reset: [`ABI_VERSION`]. The
-/// driver refuses another major version.
-pub const REG_VERSION: usize = 0x04;
-/// Register [`GlobalRegs::caps`] (RO, u64). Device writes at reset: `CAP_*` bits.
-pub const REG_CAPS: usize = 0x08;
-/// Register [`GlobalRegs::kernels`] (RO, u64). Device writes at reset: bit `k` set if kernel id `k`
-/// is implemented.
-pub const REG_KERNELS: usize = 0x10;
-/// Register [`GlobalRegs::mem_size`] (RO, u64). Device writes at reset: device memory bytes.
-pub const REG_MEM_SIZE: usize = 0x18;
-/// Register [`GlobalRegs::tenant_windows`] (RO, u64). Device writes at reset: device-memory offset
-/// of tenant 0's [`TenantWindow`] ([`DMA_SEGMENT_ALIGN`]-aligned); tenant `t`'s is at
-/// `+ t * TENANT_WINDOW_SIZE`. The host never places data in this range.
-pub const REG_TENANT_WINDOWS: usize = 0x20;
-/// Register [`GlobalRegs::max_tenants`] (RO, u32). Device writes at reset: `1..=MAX_TENANTS`.
-pub const REG_MAX_TENANTS: usize = 0x28;
-/// Register [`GlobalRegs::launch_slots`] (RO, u32). Device writes at reset: [`LAUNCH_SLOTS`].
-pub const REG_LAUNCH_SLOTS: usize = 0x2C;
-/// Register [`GlobalRegs::max_segments`] (RO, u32). Device writes at reset: the most
-/// [`DmaSegment`]s a tenant's descriptor table may have.
-pub const REG_MAX_SEGMENTS: usize = 0x30;
-/// Register [`GlobalRegs::min_slot_size`] (RO, u32). Device writes at reset: smallest payload slot
-/// size it supports, a power of two `>= MIN_SLOT_SIZE`.
-pub const REG_MIN_SLOT_SIZE: usize = 0x34;
-/// Register [`GlobalRegs::max_slot_size`] (RO, u32). Device writes at reset: largest payload slot
-/// size it supports, a power of two `<= MAX_SLOT_SIZE`.
-pub const REG_MAX_SLOT_SIZE: usize = 0x38;
-/// Register [`GlobalRegs::max_ring_slots`] (RO, u32). Device writes at reset: largest capacity of
-/// either ring, a power of two `<= MAX_RING_SLOTS`.
-pub const REG_MAX_RING_SLOTS: usize = 0x3C;
-/// Register [`GlobalRegs::dev_ctrl`] (RW, u32). Host writes: [`DEV_CTRL_ENABLE`]. Device reads.
-/// Clearing the bit disables every tenant as if each had been disabled.
-pub const REG_DEV_CTRL: usize = 0x40;
-/// Register [`GlobalRegs::dev_status`] (RO, u32). Device writes: `DEV_STATUS_*`. Host reads.
-pub const REG_DEV_STATUS: usize = 0x44;
-/// Register [`GlobalRegs::heartbeat`] (RO, u32). Device increments it at least every 10 ms while
-/// [`DEV_STATUS_READY`]. Host reads it to detect a dead device.
-pub const REG_HEARTBEAT: usize = 0x48;
-/// Register [`GlobalRegs::link_cxl_mem_rtt_ns`] (RO, u32, since 1.1). A software device that
-/// models the link writes the CXL.mem round trip the host should add to its own CXL.mem
-/// accesses, so that both sides pay the modelled link; hardware writes 0 (its link costs itself).
-pub const REG_LINK_CXL_MEM_RTT_NS: usize = 0x50;
-/// Register [`GlobalRegs::link_cxl_io_rtt_ns`] (RO, u32, since 1.1): as above, for CXL.io
-/// accesses (the mailbox).
-pub const REG_LINK_CXL_IO_RTT_NS: usize = 0x54;
-/// Register [`GlobalRegs::link_ps_per_byte`] (RO, u32, since 1.1): as above, the transfer cost of
-/// bulk CXL.mem loads, in picoseconds per byte.
-pub const REG_LINK_PS_PER_BYTE: usize = 0x58;
-/// Register [`GlobalRegs::link_remote_poll_ns`] (RO, u32, since 1.1): the remote polling interval
-/// the device's model assumes (RP), the default for a tenant that asks for none.
-pub const REG_LINK_REMOTE_POLL_NS: usize = 0x5C;
-/// Register [`GlobalRegs::link_irq_ns`] (RO, u32, since 1.4): the handling cost of one interrupt
-/// (Table III: 50 µs per DMA request) the host pays on its interrupt path for every interrupt
-/// the device raised ([`TREG_IRQ_SEQ`] counts them); hardware writes 0.
-pub const REG_LINK_IRQ_NS: usize = 0x60;
-/// Register [`GlobalRegs::model_dilation_milli`] (RO, u32, since 1.5): the factor, in thousandths,
-/// by which a software device multiplies every modelled cost (the `link_*` registers above and
-/// its CCM compute model), because its CPU runs the host's and the device's code that much
-/// slower than the modelled hardware would; hardware writes 0 (nothing is modelled).
-pub const REG_MODEL_DILATION_MILLI: usize = 0x64;
+/// Register `reg` of [`TenantRegs`] in tenant `tenant`'s page of the register block.
+pub const fn tenant_reg<T: RegWidth, A: Access>(tenant: u32, reg: Reg<T, A>) -> Reg<T, A> {
+    reg.at(tenant_regs_offset(tenant))
+}
 
-/// [`GlobalRegs::dev_ctrl`]: the device may run tenants.
-pub const DEV_CTRL_ENABLE: u32 = 1 << 0;
-/// [`GlobalRegs::dev_status`]: the device is enabled and serving tenants.
-pub const DEV_STATUS_READY: u32 = 1 << 0;
-/// [`GlobalRegs::dev_status`]: the device hit an unrecoverable error; it needs a reset.
-pub const DEV_STATUS_FATAL: u32 = 1 << 1;
-
-/// Page 0 of the register block: identification, limits and device control.
-///
-/// The identification fields are written by the device before the host can map the block and are
-/// constant afterwards.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GlobalRegs {
-    /// [`REG_MAGIC`].
-    pub magic: u32,
-    /// [`REG_VERSION`].
-    pub version: u32,
-    /// [`REG_CAPS`].
-    pub caps: u64,
-    /// [`REG_KERNELS`].
-    pub kernels: u64,
-    /// [`REG_MEM_SIZE`].
-    pub mem_size: u64,
-    /// [`REG_TENANT_WINDOWS`].
-    pub tenant_windows: u64,
-    /// [`REG_MAX_TENANTS`].
-    pub max_tenants: u32,
-    /// [`REG_LAUNCH_SLOTS`].
-    pub launch_slots: u32,
-    /// [`REG_MAX_SEGMENTS`].
-    pub max_segments: u32,
-    /// [`REG_MIN_SLOT_SIZE`].
-    pub min_slot_size: u32,
-    /// [`REG_MAX_SLOT_SIZE`].
-    pub max_slot_size: u32,
-    /// [`REG_MAX_RING_SLOTS`].
-    pub max_ring_slots: u32,
-    /// [`REG_DEV_CTRL`].
-    pub dev_ctrl: u32,
-    /// [`REG_DEV_STATUS`].
-    pub dev_status: u32,
-    /// [`REG_HEARTBEAT`].
-    pub heartbeat: u32,
-    /// Zero.
-    pub reserved0: u32,
-    /// [`REG_LINK_CXL_MEM_RTT_NS`].
-    pub link_cxl_mem_rtt_ns: u32,
-    /// [`REG_LINK_CXL_IO_RTT_NS`].
-    pub link_cxl_io_rtt_ns: u32,
-    /// [`REG_LINK_PS_PER_BYTE`].
-    pub link_ps_per_byte: u32,
-    /// [`REG_LINK_REMOTE_POLL_NS`].
-    pub link_remote_poll_ns: u32,
-    /// [`REG_LINK_IRQ_NS`].
-    pub link_irq_ns: u32,
-    /// [`REG_MODEL_DILATION_MILLI`].
-    pub model_dilation_milli: u32,
-    /// Zero; room for later global registers.
-    pub reserved: [u64; 19],
+registers! {
+    /// Page 0 of the register block: identification, limits and device control.
+    ///
+    /// The identification fields are written by the device before the host can map the block and
+    /// are constant afterwards.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct GlobalRegs, size = 0x100, align = 8 {
+        /// Device writes at reset: [`REGISTER_MAGIC`]. The driver reads it first and refuses the
+        /// device if it differs.
+        0x00 magic: u32, Ro REG_MAGIC;
+        /// Device writes at reset: [`ABI_VERSION`]. The driver refuses another major version.
+        0x04 version: u32, Ro REG_VERSION;
+        /// Device writes at reset: `CAP_*` bits.
+        0x08 caps: u64, Ro REG_CAPS;
+        /// Device writes at reset: bit `k` set if kernel id `k` is implemented.
+        0x10 kernels: u64, Ro REG_KERNELS;
+        /// Device writes at reset: device memory bytes.
+        0x18 mem_size: u64, Ro REG_MEM_SIZE;
+        /// Device writes at reset: device-memory offset of tenant 0's [`TenantWindow`]
+        /// ([`DMA_SEGMENT_ALIGN`]-aligned); tenant `t`'s is at `+ t * TENANT_WINDOW_SIZE`. The host
+        /// never places data in this range.
+        0x20 tenant_windows: u64, Ro REG_TENANT_WINDOWS;
+        /// Device writes at reset: `1..=MAX_TENANTS`.
+        0x28 max_tenants: u32, Ro REG_MAX_TENANTS;
+        /// Device writes at reset: [`LAUNCH_SLOTS`].
+        0x2C launch_slots: u32, Ro REG_LAUNCH_SLOTS;
+        /// Device writes at reset: the most [`DmaSegment`]s a tenant's descriptor table may have.
+        0x30 max_segments: u32, Ro REG_MAX_SEGMENTS;
+        /// Device writes at reset: smallest payload slot size it supports, a power of two `>=
+        /// MIN_SLOT_SIZE`.
+        0x34 min_slot_size: u32, Ro REG_MIN_SLOT_SIZE;
+        /// Device writes at reset: largest payload slot size it supports, a power of two `<=
+        /// MAX_SLOT_SIZE`.
+        0x38 max_slot_size: u32, Ro REG_MAX_SLOT_SIZE;
+        /// Device writes at reset: largest capacity of either ring, a power of two `<=
+        /// MAX_RING_SLOTS`.
+        0x3C max_ring_slots: u32, Ro REG_MAX_RING_SLOTS;
+        /// Host writes: [`DEV_CTRL_ENABLE`]. Device reads. Clearing the bit disables every tenant
+        /// as if each had been disabled.
+        0x40 dev_ctrl: u32, Rw REG_DEV_CTRL {
+            /// [`GlobalRegs::dev_ctrl`]: the device may run tenants.
+            pub const DEV_CTRL_ENABLE: u32 = 1 << 0;
+        };
+        /// Device writes: `DEV_STATUS_*`. Host reads.
+        0x44 dev_status: u32, Ro REG_DEV_STATUS {
+            /// [`GlobalRegs::dev_status`]: the device is enabled and serving tenants.
+            pub const DEV_STATUS_READY: u32 = 1 << 0;
+            /// [`GlobalRegs::dev_status`]: the device hit an unrecoverable error; it needs a reset.
+            pub const DEV_STATUS_FATAL: u32 = 1 << 1;
+        };
+        /// Device increments it at least every 10 ms while [`DEV_STATUS_READY`]. Host reads it to
+        /// detect a dead device.
+        0x48 heartbeat: u32, Ro REG_HEARTBEAT;
+        /// Zero.
+        0x4C reserved0: u32;
+        /// Since 1.1. A software device that models the link writes the CXL.mem round trip the host
+        /// should add to its own CXL.mem accesses, so that both sides pay the modelled link;
+        /// hardware writes 0 (its link costs itself).
+        0x50 link_cxl_mem_rtt_ns: u32, Ro REG_LINK_CXL_MEM_RTT_NS;
+        /// Since 1.1. As above, for CXL.io accesses (the mailbox).
+        0x54 link_cxl_io_rtt_ns: u32, Ro REG_LINK_CXL_IO_RTT_NS;
+        /// Since 1.1. As above, the transfer cost of bulk CXL.mem loads, in picoseconds per byte.
+        0x58 link_ps_per_byte: u32, Ro REG_LINK_PS_PER_BYTE;
+        /// Since 1.1. The remote polling interval the device's model assumes (RP), the default for
+        /// a tenant that asks for none.
+        0x5C link_remote_poll_ns: u32, Ro REG_LINK_REMOTE_POLL_NS;
+        /// Since 1.4. The handling cost of one interrupt (Table III: 50 µs per DMA request) the
+        /// host pays on its interrupt path for every interrupt the device raised ([`TREG_IRQ_SEQ`]
+        /// counts them); hardware writes 0.
+        0x60 link_irq_ns: u32, Ro REG_LINK_IRQ_NS;
+        /// Since 1.5. The factor, in thousandths, by which a software device multiplies every
+        /// modelled cost (the `link_*` registers above and its CCM compute model), because its CPU
+        /// runs the host's and the device's code that much slower than the modelled hardware would;
+        /// hardware writes 0 (nothing is modelled).
+        0x64 model_dilation_milli: u32, Ro REG_MODEL_DILATION_MILLI;
+        /// Zero; room for later global registers.
+        0x68 reserved: [u64; 19];
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Register block: one page per tenant
 // ---------------------------------------------------------------------------------------------
 
-/// Tenant register `ctrl` (RW, u32). Host writes: [`TENANT_CTRL_ENABLE`], after every configuration
-/// register (a write barrier in between). Device reads. The configuration registers
-/// (`TREG_MODE` to `TREG_DESC_COUNT`) may change only while the tenant is disabled.
-pub const TREG_CTRL: usize = 0x00;
-/// Tenant register `mode` (RW, u32). Host writes: `MODE_*`.
-pub const TREG_MODE: usize = 0x04;
-/// Tenant register `slot_size` (RW, u32). Host writes: payload slot size in bytes (the DMA slot
-/// size), a power of two in `[min_slot_size, max_slot_size]`.
-pub const TREG_SLOT_SIZE: usize = 0x08;
-/// Tenant register `streaming_factor` (RW, u32). Host writes: the SF in bytes, a multiple of
-/// `slot_size`, at most `payload_slots * slot_size`.
-pub const TREG_STREAMING_FACTOR: usize = 0x0C;
-/// Tenant register `metadata_slots` (RW, u32). Host writes: metadata ring capacity, a power of two.
-pub const TREG_METADATA_SLOTS: usize = 0x10;
-/// Tenant register `payload_slots` (RW, u32). Host writes: payload ring capacity, a power of two.
-pub const TREG_PAYLOAD_SLOTS: usize = 0x14;
-/// Tenant register `streaming_order` (RW, u32). Host writes: `ORDER_*`.
-pub const TREG_STREAMING_ORDER: usize = 0x18;
-/// Tenant register `schedule` (RW, u32, since 1.2). Host writes: `SCHEDULE_*`, how the device
-/// schedules the chunks of the tenant's launches.
-pub const TREG_SCHEDULE: usize = 0x3C;
-/// [`TREG_SCHEDULE`]: the device's choice (round-robin over the launches of an out-of-order
-/// tenant, Table III; first in, first out for an in-order one).
-pub const SCHEDULE_DEFAULT: u32 = 0;
-/// [`TREG_SCHEDULE`]: first in, first out: a launch's chunks before the next launch's.
-pub const SCHEDULE_FIFO: u32 = 1;
-/// Tenant register `index_base` (RW, u32). Host writes: the initial value of every counter of the
-/// tenant (ring heads and tails, launch tags).
-pub const TREG_INDEX_BASE: usize = 0x1C;
-/// Tenant register `mem_base` (RW, u64). Host writes: device-memory offset of the tenant's
-/// partition; every input and output of its launches must lie in the partition.
-pub const TREG_MEM_BASE: usize = 0x20;
-/// Tenant register `mem_size` (RW, u64). Host writes: size of the partition in bytes.
-pub const TREG_MEM_SIZE: usize = 0x28;
-/// Tenant register `desc_table` (RW, u64). Host writes: device-memory offset of the tenant's
-/// [`DescriptorTable`] (8-byte aligned, outside any memory a user can map).
-pub const TREG_DESC_TABLE: usize = 0x30;
-/// Tenant register `desc_count` (RW, u32). Host writes: number of segments of the descriptor
-/// table; must equal [`DescriptorTable::segment_count`]. 0 is allowed in RP and BS modes (no DMA).
-pub const TREG_DESC_COUNT: usize = 0x38;
-/// Tenant register `status` (RO, u32). Device writes: `TENANT_STATUS_*`. Host reads.
-pub const TREG_STATUS: usize = 0x40;
-/// Tenant register `error` (RO, u32). Device writes: a `STATUS_*` code when it sets
-/// [`TENANT_STATUS_ERROR`], before it. Host reads.
-pub const TREG_ERROR: usize = 0x44;
-/// Tenant register `launches` (RO, u64). Device writes: launches accepted since enable.
-pub const TREG_LAUNCHES: usize = 0x48;
-/// Tenant register `records` (RO, u64). Device writes: metadata records streamed since enable.
-pub const TREG_RECORDS: usize = 0x50;
-/// Tenant register `payload_bytes` (RO, u64). Device writes: payload bytes streamed since enable.
-pub const TREG_PAYLOAD_BYTES: usize = 0x58;
-/// Tenant register `credit_stalls` (RO, u64). Device writes: batches that had to wait for credit
-/// (back-pressure on the device side).
-pub const TREG_CREDIT_STALLS: usize = 0x60;
-/// Tenant register `dma_batches` (RO, u64). Device writes: batches back-streamed since enable.
-pub const TREG_DMA_BATCHES: usize = 0x68;
-/// Tenant register `busy_ns` (RO, u64, since 1.1). Device writes: nanoseconds during which the
-/// tenant had work the device could do (jobs queued or computing, a mailbox command running,
-/// results it may stream); the rest of a run is the CCM's idle time for this tenant. Since 1.4
-/// results held back for lack of credit with nothing else to do count as idle, as the AXLE
-/// paper counts waiting on the other side (RP and BS results waiting for the host to load
-/// them never counted).
-pub const TREG_BUSY_NS: usize = 0x70;
-/// Tenant register `credit_wait_ns` (RO, u64, since 1.1). Device writes: nanoseconds batches
-/// waited for credit (back-pressure), from the first refusal to the reservation.
-pub const TREG_CREDIT_WAIT_NS: usize = 0x78;
-/// Tenant register `mbox_cmd` (RW, u32). Host writes: a `MBOX_CMD_*` opcode, before ringing
-/// `mbox_doorbell`. Only one command is outstanding: the host writes the next one only after
-/// `mbox_done` reached the previous sequence number.
-pub const TREG_MBOX_CMD: usize = 0x80;
-/// Tenant register `mbox_arg` (RW, u32). Host writes: the command's argument (a launch tag).
-pub const TREG_MBOX_ARG: usize = 0x84;
-/// Tenant register `mbox_doorbell` (RW, u32). Host writes, last (CXL.io writes are posted in
-/// order): the command's sequence number, one more than the previous. Device reads; a new value
-/// rings the doorbell.
-pub const TREG_MBOX_DOORBELL: usize = 0x88;
-/// Tenant register `mbox_done` (RO, u32). Device writes, last (release): the sequence number of the
-/// command it finished. Host polls it over CXL.io (acquire), then reads `mbox_status`/`mbox_ret`.
-pub const TREG_MBOX_DONE: usize = 0x90;
-/// Tenant register `mbox_status` (RO, u32). Device writes: the command's `STATUS_*`.
-pub const TREG_MBOX_STATUS: usize = 0x94;
-/// Tenant register `mbox_ret` (RO, u64). Device writes: the command's result
-/// ([`MBOX_CMD_ENQUEUE`]: output bytes written at the packet's `output_base`).
-pub const TREG_MBOX_RET: usize = 0x98;
-/// Tenant register `credit_blocked` (RO, u64, since 1.2). Device writes (release): 0 while it can
-/// stream; [`CREDIT_BLOCKED`] ORed with the heads it last read from the credit line (metadata
-/// head's low 31 bits in bits 32..63, payload head in bits 0..32) when a result waits for credit
-/// those heads do not give, written only once every batch streamed before is visible in host
-/// memory. The host compares the heads with the ones it stored: if they are equal, nothing more
-/// can arrive before it releases (the deadlock test of `WAIT`).
-pub const TREG_CREDIT_BLOCKED: usize = 0xA0;
-/// [`TREG_CREDIT_BLOCKED`]: the device is waiting for credit.
-pub const CREDIT_BLOCKED: u64 = 1 << 63;
-
 /// The [`TREG_CREDIT_BLOCKED`] value of a device blocked on heads `metadata`, `payload`.
 pub const fn credit_blocked(metadata: u32, payload: u32) -> u64 {
     CREDIT_BLOCKED | ((metadata as u64 & 0x7fff_ffff) << 32) | payload as u64
 }
 
-/// Tenant register `unpublished` (RO, u64, since 1.3). Device writes: host stores into device
-/// memory that the device consumed for this tenant (launch packets, inputs, descriptor tables,
-/// credit heads) before the host had made them visible (`MemRemap::publish`). Only a software
-/// device that models host-only coherent memory (HDM-H) can see this; hardware reads 0.
-pub const TREG_UNPUBLISHED: usize = 0xA8;
-/// Tenant register `model_deficit_ns` (RO, u64, since 1.5). Device writes: by how many
-/// nanoseconds, summed over the late chunks, a software device that models its compute
-/// ([`REG_MODEL_DILATION_MILLI`]) finished this tenant's chunks after its model says the
-/// modelled CCM would have. Nonzero means the emulator was slower than its model, so measured
-/// times overstate the CCM's; hardware writes 0.
-pub const TREG_MODEL_DEFICIT_NS: usize = 0xB0;
-/// Tenant register `model_late` (RO, u64, since 1.5). Device writes: how many of this tenant's
-/// chunks [`TREG_MODEL_DEFICIT_NS`] counts.
-pub const TREG_MODEL_LATE: usize = 0xB8;
-
-/// Tenant register `irq_ctrl` (RW, u32). Host writes: the `IRQ_CAUSE_*` bits that may raise an
-/// interrupt.
-pub const TREG_IRQ_CTRL: usize = 0xC0;
-/// Tenant register `irq_ack` (RW, u32). Host writes: the `irq_seq` it has handled. Before 1.4
-/// the device raised interrupt `n + 1` only after `irq_ack == n` (at most one outstanding); since
-/// 1.4 it raises one per DMA request, and only a device that coalesces (a named variant) waits.
-pub const TREG_IRQ_ACK: usize = 0xC4;
-/// Tenant register `irq_vector` (RW, u32). Host writes: the MSI/MSI-X vector to signal.
-pub const TREG_IRQ_VECTOR: usize = 0xC8;
-/// Tenant register `irq_seq` (RO, u32). Device writes, after `irq_cause` (release), then signals:
-/// the sequence number of the last interrupt it raised. Signals raised while the host handles
-/// one may reach it as one: `irq_seq - irq_ack` interrupts are handled (and paid, see
-/// [`REG_LINK_IRQ_NS`]) at a time.
-pub const TREG_IRQ_SEQ: usize = 0xD0;
-/// Tenant register `irq_cause` (RO, u32). Device writes: the `IRQ_CAUSE_*` bits that occurred since
-/// the previous interrupt.
-pub const TREG_IRQ_CAUSE: usize = 0xD4;
-
-/// Tenant register `checksum_table` (RW, u64, since 1.6). Host writes: device-memory offset of
-/// the tenant's checksum table (4-byte aligned, inside the partition, outside any memory a user
-/// can map), for RP and BS, where the host loads the results from device memory and writes the
-/// records itself. Entry `k` (a little-endian `u32`) belongs to the 16 bytes of device memory at
-/// `checksum_base + 16 k`: before it answers a launch, the device stores there the CRC32C of
-/// each record that starts at such an offset and is at least 16 bytes long
-/// ([`checksum_entry`]), so that the host loads the device's checksum with the results rather
-/// than computing it. Entries live as long as the results they describe: two launches whose
-/// outputs do not overlap never share one. AXLE carries the checksum in the metadata record.
-pub const TREG_CHECKSUM_TABLE: usize = 0xD8;
-/// Tenant register `checksum_entries` (RW, u32, since 1.6). Host writes: the entries of the
-/// checksum table; 0 (the reset value, and what a 1.5 host leaves) for none.
-pub const TREG_CHECKSUM_ENTRIES: usize = 0xE0;
-/// Tenant register `checksum_base` (RW, u64, since 1.6). Host writes: the device-memory offset
-/// entry 0 of the checksum table describes (the start of the output area).
-pub const TREG_CHECKSUM_BASE: usize = 0xE8;
 /// Device-memory bytes per checksum table entry; also the shortest record that has one.
 pub const CHECKSUM_GRANULE: u64 = 16;
 
@@ -640,128 +456,188 @@ pub const fn checksum_entry(base: u64, entries: u32, at: u64, len: u64) -> Optio
     }
 }
 
-/// `ctrl`: the tenant is enabled (host's request).
-pub const TENANT_CTRL_ENABLE: u32 = 1 << 0;
-/// `status`: the tenant is enabled and its window initialised (device's answer).
-pub const TENANT_STATUS_ENABLED: u32 = 1 << 0;
-/// `status`: the tenant hit an error; `error` says which. Cleared by the next enable.
-pub const TENANT_STATUS_ERROR: u32 = 1 << 1;
-
-/// `mbox_cmd`: no operation; completes at once (measures a CXL.io round trip).
-pub const MBOX_CMD_NOP: u32 = 0;
-/// `mbox_cmd`: run the launch packet in launch slot `mbox_arg & (LAUNCH_SLOTS - 1)`, whose tag
-/// must be `mbox_arg`. Completes when the kernel has completed (the RP flow: the host polls
-/// `mbox_done`). Only in [`MODE_RP`].
-pub const MBOX_CMD_ENQUEUE: u32 = 1;
-/// `mbox_cmd`: retire the completed launch `mbox_arg`; the device may reuse its resources.
-pub const MBOX_CMD_DEQUEUE: u32 = 2;
-
-/// `irq_cause`: the metadata tail advanced (new results; [`MODE_AXLE_IRQ`]).
-pub const IRQ_CAUSE_METADATA: u32 = 1 << 0;
-/// `irq_cause`: a mailbox command completed.
-pub const IRQ_CAUSE_MBOX: u32 = 1 << 1;
-/// `irq_cause`: a sync launch completed.
-pub const IRQ_CAUSE_SYNC: u32 = 1 << 2;
-/// `irq_cause`: the tenant set [`TENANT_STATUS_ERROR`].
-pub const IRQ_CAUSE_ERROR: u32 = 1 << 3;
-
-/// The registers of one tenant, at [`tenant_regs_offset`] in the register block (CXL.io).
-///
-/// Grouped by writer into 64-byte lines: configuration (host), status and counters (device),
-/// mailbox (host words, then device words), interrupt control (host words, then device words).
-/// The device's counters are statistics: a host reads them with plain loads and may see them torn
-/// on a 32-bit host.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TenantRegs {
-    /// [`TREG_CTRL`].
-    pub ctrl: u32,
-    /// [`TREG_MODE`].
-    pub mode: u32,
-    /// [`TREG_SLOT_SIZE`].
-    pub slot_size: u32,
-    /// [`TREG_STREAMING_FACTOR`].
-    pub streaming_factor: u32,
-    /// [`TREG_METADATA_SLOTS`].
-    pub metadata_slots: u32,
-    /// [`TREG_PAYLOAD_SLOTS`].
-    pub payload_slots: u32,
-    /// [`TREG_STREAMING_ORDER`].
-    pub streaming_order: u32,
-    /// [`TREG_INDEX_BASE`].
-    pub index_base: u32,
-    /// [`TREG_MEM_BASE`].
-    pub mem_base: u64,
-    /// [`TREG_MEM_SIZE`].
-    pub mem_size: u64,
-    /// [`TREG_DESC_TABLE`].
-    pub desc_table: u64,
-    /// [`TREG_DESC_COUNT`].
-    pub desc_count: u32,
-    /// [`TREG_SCHEDULE`].
-    pub schedule: u32,
-    /// [`TREG_STATUS`].
-    pub status: u32,
-    /// [`TREG_ERROR`].
-    pub error: u32,
-    /// [`TREG_LAUNCHES`].
-    pub launches: u64,
-    /// [`TREG_RECORDS`].
-    pub records: u64,
-    /// [`TREG_PAYLOAD_BYTES`].
-    pub payload_bytes: u64,
-    /// [`TREG_CREDIT_STALLS`].
-    pub credit_stalls: u64,
-    /// [`TREG_DMA_BATCHES`].
-    pub dma_batches: u64,
-    /// [`TREG_BUSY_NS`].
-    pub busy_ns: u64,
-    /// [`TREG_CREDIT_WAIT_NS`].
-    pub credit_wait_ns: u64,
-    /// [`TREG_MBOX_CMD`].
-    pub mbox_cmd: u32,
-    /// [`TREG_MBOX_ARG`].
-    pub mbox_arg: u32,
-    /// [`TREG_MBOX_DOORBELL`].
-    pub mbox_doorbell: u32,
-    /// Zero.
-    pub mbox_reserved0: u32,
-    /// [`TREG_MBOX_DONE`].
-    pub mbox_done: u32,
-    /// [`TREG_MBOX_STATUS`].
-    pub mbox_status: u32,
-    /// [`TREG_MBOX_RET`].
-    pub mbox_ret: u64,
-    /// [`TREG_CREDIT_BLOCKED`].
-    pub credit_blocked: u64,
-    /// [`TREG_UNPUBLISHED`].
-    pub unpublished: u64,
-    /// [`TREG_MODEL_DEFICIT_NS`].
-    pub model_deficit_ns: u64,
-    /// [`TREG_MODEL_LATE`].
-    pub model_late: u64,
-    /// [`TREG_IRQ_CTRL`].
-    pub irq_ctrl: u32,
-    /// [`TREG_IRQ_ACK`].
-    pub irq_ack: u32,
-    /// [`TREG_IRQ_VECTOR`].
-    pub irq_vector: u32,
-    /// Zero.
-    pub irq_reserved0: u32,
-    /// [`TREG_IRQ_SEQ`].
-    pub irq_seq: u32,
-    /// [`TREG_IRQ_CAUSE`].
-    pub irq_cause: u32,
-    /// [`TREG_CHECKSUM_TABLE`].
-    pub checksum_table: u64,
-    /// [`TREG_CHECKSUM_ENTRIES`].
-    pub checksum_entries: u32,
-    /// Zero.
-    pub checksum_reserved0: u32,
-    /// [`TREG_CHECKSUM_BASE`].
-    pub checksum_base: u64,
-    /// Zero; room for later tenant registers.
-    pub reserved: [u64; 2],
+registers! {
+    /// The registers of one tenant, at [`tenant_regs_offset`] in the register block (CXL.io).
+    ///
+    /// Grouped by writer into 64-byte lines: configuration (host), status and counters (device),
+    /// mailbox (host words, then device words), interrupt control (host words, then device words).
+    /// The device's counters are statistics: a host reads them with plain loads and may see them
+    /// torn on a 32-bit host.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct TenantRegs, size = 0x100, align = 8 {
+        /// Host writes: [`TENANT_CTRL_ENABLE`], after every configuration register (a write barrier
+        /// in between). Device reads. The configuration registers (`TREG_MODE` to
+        /// `TREG_DESC_COUNT`) may change only while the tenant is disabled.
+        0x00 ctrl: u32, Rw TREG_CTRL {
+            /// `ctrl`: the tenant is enabled (host's request).
+            pub const TENANT_CTRL_ENABLE: u32 = 1 << 0;
+        };
+        /// Host writes: `MODE_*`.
+        0x04 mode: u32, Rw TREG_MODE;
+        /// Host writes: payload slot size in bytes (the DMA slot size), a power of two in
+        /// `[min_slot_size, max_slot_size]`.
+        0x08 slot_size: u32, Rw TREG_SLOT_SIZE;
+        /// Host writes: the SF in bytes, a multiple of `slot_size`, at most `payload_slots *
+        /// slot_size`.
+        0x0C streaming_factor: u32, Rw TREG_STREAMING_FACTOR;
+        /// Host writes: metadata ring capacity, a power of two.
+        0x10 metadata_slots: u32, Rw TREG_METADATA_SLOTS;
+        /// Host writes: payload ring capacity, a power of two.
+        0x14 payload_slots: u32, Rw TREG_PAYLOAD_SLOTS;
+        /// Host writes: `ORDER_*`.
+        0x18 streaming_order: u32, Rw TREG_STREAMING_ORDER;
+        /// Host writes: the initial value of every counter of the tenant (ring heads and tails,
+        /// launch tags).
+        0x1C index_base: u32, Rw TREG_INDEX_BASE;
+        /// Host writes: device-memory offset of the tenant's partition; every input and output of
+        /// its launches must lie in the partition.
+        0x20 mem_base: u64, Rw TREG_MEM_BASE;
+        /// Host writes: size of the partition in bytes.
+        0x28 mem_size: u64, Rw TREG_MEM_SIZE;
+        /// Host writes: device-memory offset of the tenant's [`DescriptorTable`] (8-byte aligned,
+        /// outside any memory a user can map).
+        0x30 desc_table: u64, Rw TREG_DESC_TABLE;
+        /// Host writes: number of segments of the descriptor table; must equal
+        /// [`DescriptorTable::segment_count`]. 0 is allowed in RP and BS modes (no DMA).
+        0x38 desc_count: u32, Rw TREG_DESC_COUNT;
+        /// Since 1.2. Host writes: `SCHEDULE_*`, how the device schedules the chunks of the
+        /// tenant's launches.
+        0x3C schedule: u32, Rw TREG_SCHEDULE {
+            /// [`TREG_SCHEDULE`]: the device's choice (round-robin over the launches of an
+            /// out-of-order tenant, Table III; first in, first out for an in-order one).
+            pub const SCHEDULE_DEFAULT: u32 = 0;
+            /// [`TREG_SCHEDULE`]: first in, first out: a launch's chunks before the next launch's.
+            pub const SCHEDULE_FIFO: u32 = 1;
+        };
+        /// Device writes: `TENANT_STATUS_*`. Host reads.
+        0x40 status: u32, Ro TREG_STATUS {
+            /// `status`: the tenant is enabled and its window initialised (device's answer).
+            pub const TENANT_STATUS_ENABLED: u32 = 1 << 0;
+            /// `status`: the tenant hit an error; `error` says which. Cleared by the next enable.
+            pub const TENANT_STATUS_ERROR: u32 = 1 << 1;
+        };
+        /// Device writes: a `STATUS_*` code when it sets [`TENANT_STATUS_ERROR`], before it. Host
+        /// reads.
+        0x44 error: u32, Ro TREG_ERROR;
+        /// Device writes: launches accepted since enable.
+        0x48 launches: u64, Ro TREG_LAUNCHES;
+        /// Device writes: metadata records streamed since enable.
+        0x50 records: u64, Ro TREG_RECORDS;
+        /// Device writes: payload bytes streamed since enable.
+        0x58 payload_bytes: u64, Ro TREG_PAYLOAD_BYTES;
+        /// Device writes: batches that had to wait for credit (back-pressure on the device side).
+        0x60 credit_stalls: u64, Ro TREG_CREDIT_STALLS;
+        /// Device writes: batches back-streamed since enable.
+        0x68 dma_batches: u64, Ro TREG_DMA_BATCHES;
+        /// Since 1.1. Device writes: nanoseconds during which the tenant had work the device could
+        /// do (jobs queued or computing, a mailbox command running, results it may stream); the
+        /// rest of a run is the CCM's idle time for this tenant. Since 1.4 results held back for
+        /// lack of credit with nothing else to do count as idle, as the AXLE paper counts waiting
+        /// on the other side (RP and BS results waiting for the host to load them never counted).
+        0x70 busy_ns: u64, Ro TREG_BUSY_NS;
+        /// Since 1.1. Device writes: nanoseconds batches waited for credit (back-pressure), from
+        /// the first refusal to the reservation.
+        0x78 credit_wait_ns: u64, Ro TREG_CREDIT_WAIT_NS;
+        /// Host writes: a `MBOX_CMD_*` opcode, before ringing `mbox_doorbell`. Only one command is
+        /// outstanding: the host writes the next one only after `mbox_done` reached the previous
+        /// sequence number.
+        0x80 mbox_cmd: u32, Rw TREG_MBOX_CMD {
+            /// `mbox_cmd`: no operation; completes at once (measures a CXL.io round trip).
+            pub const MBOX_CMD_NOP: u32 = 0;
+            /// `mbox_cmd`: run the launch packet in launch slot `mbox_arg & (LAUNCH_SLOTS - 1)`,
+            /// whose tag must be `mbox_arg`. Completes when the kernel has completed (the RP flow:
+            /// the host polls `mbox_done`). Only in [`MODE_RP`].
+            pub const MBOX_CMD_ENQUEUE: u32 = 1;
+            /// `mbox_cmd`: retire the completed launch `mbox_arg`; the device may reuse its
+            /// resources.
+            pub const MBOX_CMD_DEQUEUE: u32 = 2;
+        };
+        /// Host writes: the command's argument (a launch tag).
+        0x84 mbox_arg: u32, Rw TREG_MBOX_ARG;
+        /// Host writes, last (CXL.io writes are posted in order): the command's sequence number,
+        /// one more than the previous. Device reads; a new value rings the doorbell.
+        0x88 mbox_doorbell: u32, Rw TREG_MBOX_DOORBELL;
+        /// Zero.
+        0x8C mbox_reserved0: u32;
+        /// Device writes, last (release): the sequence number of the command it finished. Host
+        /// polls it over CXL.io (acquire), then reads `mbox_status`/`mbox_ret`.
+        0x90 mbox_done: u32, Ro TREG_MBOX_DONE;
+        /// Device writes: the command's `STATUS_*`.
+        0x94 mbox_status: u32, Ro TREG_MBOX_STATUS;
+        /// Device writes: the command's result ([`MBOX_CMD_ENQUEUE`]: output bytes written at the
+        /// packet's `output_base`).
+        0x98 mbox_ret: u64, Ro TREG_MBOX_RET;
+        /// Since 1.2. Device writes (release): 0 while it can stream; [`CREDIT_BLOCKED`] ORed with
+        /// the heads it last read from the credit line (metadata head's low 31 bits in bits 32..63,
+        /// payload head in bits 0..32) when a result waits for credit those heads do not give,
+        /// written only once every batch streamed before is visible in host memory. The host
+        /// compares the heads with the ones it stored: if they are equal, nothing more can arrive
+        /// before it releases (the deadlock test of `WAIT`).
+        0xA0 credit_blocked: u64, Ro TREG_CREDIT_BLOCKED {
+            /// [`TREG_CREDIT_BLOCKED`]: the device is waiting for credit.
+            pub const CREDIT_BLOCKED: u64 = 1 << 63;
+        };
+        /// Since 1.3. Device writes: host stores into device memory that the device consumed for
+        /// this tenant (launch packets, inputs, descriptor tables, credit heads) before the host
+        /// had made them visible (`MemRemap::publish`). Only a software device that models
+        /// host-only coherent memory (HDM-H) can see this; hardware reads 0.
+        0xA8 unpublished: u64, Ro TREG_UNPUBLISHED;
+        /// Since 1.5. Device writes: by how many nanoseconds, summed over the late chunks, a
+        /// software device that models its compute ([`REG_MODEL_DILATION_MILLI`]) finished this
+        /// tenant's chunks after its model says the modelled CCM would have. Nonzero means the
+        /// emulator was slower than its model, so measured times overstate the CCM's; hardware
+        /// writes 0.
+        0xB0 model_deficit_ns: u64, Ro TREG_MODEL_DEFICIT_NS;
+        /// Since 1.5. Device writes: how many of this tenant's chunks [`TREG_MODEL_DEFICIT_NS`]
+        /// counts.
+        0xB8 model_late: u64, Ro TREG_MODEL_LATE;
+        /// Host writes: the `IRQ_CAUSE_*` bits that may raise an interrupt.
+        0xC0 irq_ctrl: u32, Rw TREG_IRQ_CTRL;
+        /// Host writes: the `irq_seq` it has handled. Before 1.4 the device raised interrupt `n +
+        /// 1` only after `irq_ack == n` (at most one outstanding); since 1.4 it raises one per DMA
+        /// request, and only a device that coalesces (a named variant) waits.
+        0xC4 irq_ack: u32, Rw TREG_IRQ_ACK;
+        /// Host writes: the MSI/MSI-X vector to signal.
+        0xC8 irq_vector: u32, Rw TREG_IRQ_VECTOR;
+        /// Zero.
+        0xCC irq_reserved0: u32;
+        /// Device writes, after `irq_cause` (release), then signals: the sequence number of the
+        /// last interrupt it raised. Signals raised while the host handles one may reach it as one:
+        /// `irq_seq - irq_ack` interrupts are handled (and paid, see [`REG_LINK_IRQ_NS`]) at a
+        /// time.
+        0xD0 irq_seq: u32, Ro TREG_IRQ_SEQ;
+        /// Device writes: the `IRQ_CAUSE_*` bits that occurred since the previous interrupt.
+        0xD4 irq_cause: u32, Ro TREG_IRQ_CAUSE {
+            /// `irq_cause`: the metadata tail advanced (new results; [`MODE_AXLE_IRQ`]).
+            pub const IRQ_CAUSE_METADATA: u32 = 1 << 0;
+            /// `irq_cause`: a mailbox command completed.
+            pub const IRQ_CAUSE_MBOX: u32 = 1 << 1;
+            /// `irq_cause`: a sync launch completed.
+            pub const IRQ_CAUSE_SYNC: u32 = 1 << 2;
+            /// `irq_cause`: the tenant set [`TENANT_STATUS_ERROR`].
+            pub const IRQ_CAUSE_ERROR: u32 = 1 << 3;
+        };
+        /// Since 1.6. Host writes: device-memory offset of the tenant's checksum table (4-byte
+        /// aligned, inside the partition, outside any memory a user can map), for RP and BS, where
+        /// the host loads the results from device memory and writes the records itself. Entry `k`
+        /// (a little-endian `u32`) belongs to the 16 bytes of device memory at `checksum_base + 16
+        /// k`: before it answers a launch, the device stores there the CRC32C of each record that
+        /// starts at such an offset and is at least 16 bytes long ([`checksum_entry`]), so that the
+        /// host loads the device's checksum with the results rather than computing it. Entries live
+        /// as long as the results they describe: two launches whose outputs do not overlap never
+        /// share one. AXLE carries the checksum in the metadata record.
+        0xD8 checksum_table: u64, Rw TREG_CHECKSUM_TABLE;
+        /// Since 1.6. Host writes: the entries of the checksum table; 0 (the reset value, and what
+        /// a 1.5 host leaves) for none.
+        0xE0 checksum_entries: u32, Rw TREG_CHECKSUM_ENTRIES;
+        /// Zero.
+        0xE4 checksum_reserved0: u32;
+        /// Since 1.6. Host writes: the device-memory offset entry 0 of the checksum table describes
+        /// (the start of the output area).
+        0xE8 checksum_base: u64, Rw TREG_CHECKSUM_BASE;
+        /// Zero; room for later tenant registers.
+        0xF0 reserved: [u64; 2];
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1388,79 +1264,6 @@ wire_image!(MetadataRecord, {
 // ---------------------------------------------------------------------------------------------
 // Layout assertions: the frozen ABI
 // ---------------------------------------------------------------------------------------------
-
-assert_layout!(GlobalRegs, size = 0x100, align = 8, {
-    magic @ REG_MAGIC,
-    version @ REG_VERSION,
-    caps @ REG_CAPS,
-    kernels @ REG_KERNELS,
-    mem_size @ REG_MEM_SIZE,
-    tenant_windows @ REG_TENANT_WINDOWS,
-    max_tenants @ REG_MAX_TENANTS,
-    launch_slots @ REG_LAUNCH_SLOTS,
-    max_segments @ REG_MAX_SEGMENTS,
-    min_slot_size @ REG_MIN_SLOT_SIZE,
-    max_slot_size @ REG_MAX_SLOT_SIZE,
-    max_ring_slots @ REG_MAX_RING_SLOTS,
-    dev_ctrl @ REG_DEV_CTRL,
-    dev_status @ REG_DEV_STATUS,
-    heartbeat @ REG_HEARTBEAT,
-    reserved0 @ 0x4C,
-    link_cxl_mem_rtt_ns @ REG_LINK_CXL_MEM_RTT_NS,
-    link_cxl_io_rtt_ns @ REG_LINK_CXL_IO_RTT_NS,
-    link_ps_per_byte @ REG_LINK_PS_PER_BYTE,
-    link_remote_poll_ns @ REG_LINK_REMOTE_POLL_NS,
-    link_irq_ns @ REG_LINK_IRQ_NS,
-    model_dilation_milli @ REG_MODEL_DILATION_MILLI,
-    reserved @ 0x68,
-});
-
-assert_layout!(TenantRegs, size = 0x100, align = 8, {
-    ctrl @ TREG_CTRL,
-    mode @ TREG_MODE,
-    slot_size @ TREG_SLOT_SIZE,
-    streaming_factor @ TREG_STREAMING_FACTOR,
-    metadata_slots @ TREG_METADATA_SLOTS,
-    payload_slots @ TREG_PAYLOAD_SLOTS,
-    streaming_order @ TREG_STREAMING_ORDER,
-    index_base @ TREG_INDEX_BASE,
-    mem_base @ TREG_MEM_BASE,
-    mem_size @ TREG_MEM_SIZE,
-    desc_table @ TREG_DESC_TABLE,
-    desc_count @ TREG_DESC_COUNT,
-    schedule @ TREG_SCHEDULE,
-    status @ TREG_STATUS,
-    error @ TREG_ERROR,
-    launches @ TREG_LAUNCHES,
-    records @ TREG_RECORDS,
-    payload_bytes @ TREG_PAYLOAD_BYTES,
-    credit_stalls @ TREG_CREDIT_STALLS,
-    dma_batches @ TREG_DMA_BATCHES,
-    busy_ns @ TREG_BUSY_NS,
-    credit_wait_ns @ TREG_CREDIT_WAIT_NS,
-    mbox_cmd @ TREG_MBOX_CMD,
-    mbox_arg @ TREG_MBOX_ARG,
-    mbox_doorbell @ TREG_MBOX_DOORBELL,
-    mbox_reserved0 @ 0x8C,
-    mbox_done @ TREG_MBOX_DONE,
-    mbox_status @ TREG_MBOX_STATUS,
-    mbox_ret @ TREG_MBOX_RET,
-    credit_blocked @ TREG_CREDIT_BLOCKED,
-    unpublished @ TREG_UNPUBLISHED,
-    model_deficit_ns @ TREG_MODEL_DEFICIT_NS,
-    model_late @ TREG_MODEL_LATE,
-    irq_ctrl @ TREG_IRQ_CTRL,
-    irq_ack @ TREG_IRQ_ACK,
-    irq_vector @ TREG_IRQ_VECTOR,
-    irq_reserved0 @ 0xCC,
-    irq_seq @ TREG_IRQ_SEQ,
-    irq_cause @ TREG_IRQ_CAUSE,
-    checksum_table @ TREG_CHECKSUM_TABLE,
-    checksum_entries @ TREG_CHECKSUM_ENTRIES,
-    checksum_reserved0 @ 0xE4,
-    checksum_base @ TREG_CHECKSUM_BASE,
-    reserved @ 0xF0,
-});
 
 assert_layout!(LaunchPacket, size = 64, align = 8, {
     tag @ 0x00,

@@ -45,12 +45,16 @@ mod host_copy;
 mod irq;
 /// The link costs the host pays on a software device.
 mod link;
+/// Width- and access-checked register accessors.
+mod regio;
 /// A tenant: its region, rings and data plane.
 mod tenant;
 /// The user ABI (`include/uapi/linux/cxl_ccm.h`).
 pub mod uapi;
 
+use abi::{GlobalRegs, TenantRegs};
 use file::CcmFile;
+use regio::RegIo;
 
 module! {
     type: CcmModule,
@@ -110,11 +114,9 @@ struct Identity {
 }
 
 fn read_identity(regs: &IoMem) -> Result<Identity> {
-    let r32 = |o: usize| regs.try_read32(o);
-    let r64 = |o: usize| regs.try_read64(o);
     // `readl()` orders the later reads after it: pairs with the device's store of the magic
     // after the other fields.
-    let magic = regs.try_read32(abi::REG_MAGIC)?;
+    let magic = regs.read_reg(GlobalRegs::REG_MAGIC)?;
     if magic != abi::REGISTER_MAGIC {
         pr_err!(
             "register block magic {magic:#x}, expected {:#x}\n",
@@ -122,7 +124,7 @@ fn read_identity(regs: &IoMem) -> Result<Identity> {
         );
         return Err(ENODEV);
     }
-    let version = r32(abi::REG_VERSION)?;
+    let version = regs.read_reg(GlobalRegs::REG_VERSION)?;
     if abi::version_major(version) != abi::ABI_VERSION_MAJOR {
         pr_err!(
             "device ABI {}.{}, driver speaks {}.x\n",
@@ -134,24 +136,24 @@ fn read_identity(regs: &IoMem) -> Result<Identity> {
     }
     let id = Identity {
         version,
-        caps: r64(abi::REG_CAPS)?,
-        kernels: r64(abi::REG_KERNELS)?,
-        mem_size: r64(abi::REG_MEM_SIZE)?,
-        max_tenants: r32(abi::REG_MAX_TENANTS)?,
-        launch_slots: r32(abi::REG_LAUNCH_SLOTS)?,
-        min_slot_size: r32(abi::REG_MIN_SLOT_SIZE)?,
-        max_slot_size: r32(abi::REG_MAX_SLOT_SIZE)?,
-        max_ring_slots: r32(abi::REG_MAX_RING_SLOTS)?,
-        max_segments: r32(abi::REG_MAX_SEGMENTS)?,
-        tenant_windows: r64(abi::REG_TENANT_WINDOWS)?,
+        caps: regs.read_reg(GlobalRegs::REG_CAPS)?,
+        kernels: regs.read_reg(GlobalRegs::REG_KERNELS)?,
+        mem_size: regs.read_reg(GlobalRegs::REG_MEM_SIZE)?,
+        max_tenants: regs.read_reg(GlobalRegs::REG_MAX_TENANTS)?,
+        launch_slots: regs.read_reg(GlobalRegs::REG_LAUNCH_SLOTS)?,
+        min_slot_size: regs.read_reg(GlobalRegs::REG_MIN_SLOT_SIZE)?,
+        max_slot_size: regs.read_reg(GlobalRegs::REG_MAX_SLOT_SIZE)?,
+        max_ring_slots: regs.read_reg(GlobalRegs::REG_MAX_RING_SLOTS)?,
+        max_segments: regs.read_reg(GlobalRegs::REG_MAX_SEGMENTS)?,
+        tenant_windows: regs.read_reg(GlobalRegs::REG_TENANT_WINDOWS)?,
         // Reserved (zero) before ABI 1.1: nothing to model.
         link: link::Link {
-            cxl_mem_rtt_ns: u64::from(r32(abi::REG_LINK_CXL_MEM_RTT_NS)?),
-            cxl_io_rtt_ns: u64::from(r32(abi::REG_LINK_CXL_IO_RTT_NS)?),
-            ps_per_byte: u64::from(r32(abi::REG_LINK_PS_PER_BYTE)?),
-            remote_poll_ns: u64::from(r32(abi::REG_LINK_REMOTE_POLL_NS)?),
+            cxl_mem_rtt_ns: u64::from(regs.read_reg(GlobalRegs::REG_LINK_CXL_MEM_RTT_NS)?),
+            cxl_io_rtt_ns: u64::from(regs.read_reg(GlobalRegs::REG_LINK_CXL_IO_RTT_NS)?),
+            ps_per_byte: u64::from(regs.read_reg(GlobalRegs::REG_LINK_PS_PER_BYTE)?),
+            remote_poll_ns: u64::from(regs.read_reg(GlobalRegs::REG_LINK_REMOTE_POLL_NS)?),
             // Reserved (zero) before ABI 1.4: the device paid for its interrupts itself.
-            irq_ns: u64::from(r32(abi::REG_LINK_IRQ_NS)?),
+            irq_ns: u64::from(regs.read_reg(GlobalRegs::REG_LINK_IRQ_NS)?),
         },
     };
     if id.max_tenants == 0 || id.max_tenants > abi::MAX_TENANTS {
@@ -187,18 +189,18 @@ pub(crate) fn wait_until(ms: u32, mut done: impl FnMut() -> bool) -> bool {
 fn clear_tenants(regs: &IoMem, max_tenants: u32) {
     for t in 0..max_tenants {
         // Inside the block for every tenant the identity allows: the result is always `Ok`.
-        let _ = regs.try_write32(0, abi::tenant_regs_offset(t) + abi::TREG_CTRL);
+        let _ = regs.write_reg(abi::tenant_reg(t, TenantRegs::TREG_CTRL), 0);
     }
 }
 
 /// Clears `dev_ctrl` and waits until the device drops `DEV_STATUS_READY`, which it does after
 /// it stopped serving every tenant: from then on it writes no tenant memory.
 fn disable(regs: &IoMem) {
-    if regs.try_write32(0, abi::REG_DEV_CTRL).is_err() {
+    if regs.write_reg(GlobalRegs::REG_DEV_CTRL, 0).is_err() {
         return;
     }
     if !wait_until(1000, || {
-        regs.try_read32(abi::REG_DEV_STATUS)
+        regs.read_reg(GlobalRegs::REG_DEV_STATUS)
             .map_or(true, |s| s & abi::DEV_STATUS_READY == 0)
     }) {
         pr_err!("device did not acknowledge the disable within 1 s\n");
@@ -208,9 +210,9 @@ fn disable(regs: &IoMem) {
 /// Enables the device and waits until it is ready and its heartbeat moves; disables it again
 /// on failure.
 fn enable(regs: &IoMem) -> Result {
-    let status = || regs.try_read32(abi::REG_DEV_STATUS);
-    let heartbeat = || regs.try_read32(abi::REG_HEARTBEAT);
-    regs.try_write32(abi::DEV_CTRL_ENABLE, abi::REG_DEV_CTRL)?;
+    let status = || regs.read_reg(GlobalRegs::REG_DEV_STATUS);
+    let heartbeat = || regs.read_reg(GlobalRegs::REG_HEARTBEAT);
+    regs.write_reg(GlobalRegs::REG_DEV_CTRL, abi::DEV_CTRL_ENABLE)?;
     let settled = abi::DEV_STATUS_READY | abi::DEV_STATUS_FATAL;
     wait_until(1000, || status().map_or(true, |s| s & settled != 0));
     let st = status()?;
@@ -378,7 +380,7 @@ impl CcmDev {
         // Holding the guard keeps the hardware for the duration of the call.
         let hw = self.hw.try_access().ok_or(ENODEV)?;
         let regs = &hw.regs;
-        let status = regs.try_read32(abi::REG_DEV_STATUS)?;
+        let status = regs.read_reg(GlobalRegs::REG_DEV_STATUS)?;
         if status & abi::DEV_STATUS_FATAL != 0 {
             return Err(EIO);
         }

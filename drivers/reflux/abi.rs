@@ -96,12 +96,12 @@
 
 use core::mem::size_of;
 
-/// The wire-format machinery (`LeField`, `wire_image!`, `assert_layout!`), shared with
-/// `drivers/cxl_ccm/abi.rs`.
+/// The wire-format machinery (`LeField`, `wire_image!`, `assert_layout!`, `registers!`), shared
+/// with `drivers/cxl_ccm/abi.rs`.
 #[path = "../wire/wire.rs"]
 mod wire;
-pub use wire::LeField;
-use wire::{assert_layout, wire_image};
+use wire::{assert_layout, registers, wire_image};
+pub use wire::{Access, LeField, Readable, Reg, RegWidth, Ro, Rw, Wo, Writable};
 
 const _: () = assert!(
     cfg!(target_endian = "little"),
@@ -184,118 +184,6 @@ pub const STATUS_ECANCELED: i32 = -125;
 /// Size of the register block (CXL.io). [`Regs`] occupies its start; the rest is reserved.
 pub const REGISTER_BLOCK_SIZE: usize = 4096;
 
-/// Register [`Regs::magic`] (RO, u32). Device writes at reset: [`REGISTER_MAGIC`].
-pub const REG_MAGIC: usize = 0x00;
-/// Register [`Regs::version`] (RO, u32). Device writes at reset: [`ABI_VERSION`].
-pub const REG_VERSION: usize = 0x04;
-/// Register [`Regs::caps`] (RO, u64). Device writes at reset: `CAP_*` bits.
-pub const REG_CAPS: usize = 0x08;
-/// Register [`Regs::pmr_size`] (RO, u64). Device writes at reset: bytes of the PMR.
-pub const REG_PMR_SIZE: usize = 0x10;
-/// Register [`Regs::capacity_blocks`] (RO, u64). Device writes at reset: logical blocks of
-/// [`BLOCK_SIZE`] bytes, equal to [`Superblock::nr_blocks`].
-pub const REG_CAPACITY_BLOCKS: usize = 0x18;
-/// Register [`Regs::nr_cores`] (RO, u32). Device writes at reset: the engine cores that run
-/// device-placed stages.
-pub const REG_NR_CORES: usize = 0x20;
-/// Register [`Regs::dev_ctrl`] (RW, u32). Host writes: `DEV_CTRL_*`. Device reads.
-pub const REG_DEV_CTRL: usize = 0x40;
-/// Register [`Regs::irq_ctrl`] (RW, u32). Host writes: [`IRQ_CTRL_ENABLE`] to be interrupted on
-/// completions, 0 to poll the CQ. The device reads it before each completion it publishes.
-pub const REG_IRQ_CTRL: usize = 0x44;
-/// Register [`Regs::irq_ack`] (RW, u32). Host writes: the [`REG_IRQ_SEQ`] it has handled. The
-/// device raises interrupt `n + 1` only after `irq_ack == n`: at most one is outstanding.
-pub const REG_IRQ_ACK: usize = 0x48;
-/// Register [`Regs::sq_doorbell`] (RW, u32). Host writes, after publishing the SQ tail in the PMR:
-/// that tail. A new value wakes an idle device; the tail in the PMR stays authoritative.
-pub const REG_SQ_DOORBELL: usize = 0x4C;
-/// Register [`Regs::fault_inject`] (RW, u64, self-clearing). Host writes a PMR byte offset; the
-/// device XORs that PMR byte with `0xFF` and then writes [`FAULT_INJECT_IDLE`] back. The host
-/// writes only while it reads [`FAULT_INJECT_IDLE`]. Offsets past the PMR are ignored (and
-/// cleared). Present only with [`CAP_FAULT_INJECT`]; it lets a test corrupt a stored block and
-/// check that the checksum stage reports [`STATUS_EIO`].
-pub const REG_FAULT_INJECT: usize = 0x50;
-/// Register [`Regs::dev_status`] (RO, u32). Device writes: `DEV_STATUS_*`.
-pub const REG_DEV_STATUS: usize = 0x80;
-/// Register [`Regs::heartbeat`] (RO, u32). Device increments it at least every 10 ms while
-/// [`DEV_STATUS_READY`]; a host that sees it stop presumes the device dead.
-pub const REG_HEARTBEAT: usize = 0x84;
-/// Register [`Regs::irq_seq`] (RO, u32). Device writes, after the completions it announces
-/// (release), then signals: the sequence number of the interrupt it raises.
-pub const REG_IRQ_SEQ: usize = 0x88;
-/// Register [`Regs::dev_error`] (RO, u32). Device writes a `DEV_ERR_*` code before it sets
-/// [`DEV_STATUS_FATAL`], so that the driver can say why in its log.
-pub const REG_DEV_ERROR: usize = 0x8C;
-/// Register [`Regs::temp_milli_c`] (RO, u32). Device writes: the controller temperature in
-/// milli-degrees Celsius (the thermal model's output).
-pub const REG_TEMP_MILLI_C: usize = 0xC0;
-/// Register [`Regs::throttled`] (RO, u32). Device writes: 1 while thermally throttled, else 0.
-pub const REG_THROTTLED: usize = 0xC4;
-/// Register [`Regs::core_util_permille`] (RO, u32). Device writes: engine utilisation over the
-/// last thermal tick, 0..=1000 (busy core time / (cores × tick)).
-pub const REG_CORE_UTIL_PERMILLE: usize = 0xC8;
-/// Register [`Regs::queue_depth`] (RO, u32). Device writes: requests it holds (taken from the SQ,
-/// not yet completed).
-pub const REG_QUEUE_DEPTH: usize = 0xCC;
-/// Register [`Regs::speed_permille`] (RO, u32). Device writes: the effective engine speed relative
-/// to a host core, in permille (500: the engine needs twice the host's time), throttling included.
-pub const REG_SPEED_PERMILLE: usize = 0xD0;
-/// Register [`Regs::drain_backlog`] (RO, u64). Device writes: bytes of the PMR write cache not yet
-/// drained to NAND.
-pub const REG_DRAIN_BACKLOG: usize = 0xD8;
-/// Register [`Regs::throttle_events`] (RO, u64). Device writes: times it entered throttling.
-pub const REG_THROTTLE_EVENTS: usize = 0xE0;
-
-// The migration mailbox (minor 2, [`CAP_MIGRATE_MAILBOX`]): the device's part of a migration
-// (checkpoint as the source, rebuild as the destination) asked for beside the rings, so that it
-// waits behind no queued request and its answer behind no completion. The host's line
-// (0x100..0x140) and the device's (0x140..0x180) are apart. The commit points stay the PMR's
-// "ready" and "active" flags; the mailbox only carries the request and the answer.
-
-/// Register [`Regs::mig_arm`] (RW, u32). Host writes [`MIG_ARM_SOON`] when it starts a migration
-/// whose command follows a short drain (the command is imminent; [`MIG_ARM_ON`] when the drain
-/// may be long), [`MIG_ARM_ON`] once the device has answered the command, and [`MIG_ARM_OFF`]
-/// when the migration ends. While it reads nonzero, the device watches
-/// [`REG_MIG_SEQ`] closely (every few microseconds rather than every millisecond), so that the
-/// command that follows the drain is taken at once; otherwise it may look as seldom as its other
-/// housekeeping. [`MIG_ARM_SOON`] is a hint: a device may treat it as [`MIG_ARM_ON`].
-pub const REG_MIG_ARM: usize = 0x100;
-/// [`Regs::mig_arm`]: no migration.
-pub const MIG_ARM_OFF: u32 = 0;
-/// [`Regs::mig_arm`]: a migration is draining.
-pub const MIG_ARM_ON: u32 = 1;
-/// [`Regs::mig_arm`]: the command comes within the time the runs in progress take. A device with a management core to spare polls [`REG_MIG_SEQ`] without
-/// pause until it comes (for a bounded time), rather than waking up every few microseconds.
-pub const MIG_ARM_SOON: u32 = 2;
-/// Register [`Regs::mig_cmd`] (RW, u32). Host writes before [`REG_MIG_SEQ`]: the actor id in
-/// bits 0..8, and [`MIG_CMD_TO_DEVICE`] to have the device rebuild the actor from the host's
-/// checkpoint (clear: checkpoint it for the host).
-pub const REG_MIG_CMD: usize = 0x104;
-/// Register [`Regs::mig_epoch`] (RW, u32). Host writes before [`REG_MIG_SEQ`]: the migration's
-/// (odd) epoch, as a descriptor's epoch tag. The device acts only if the PMR's epoch table agrees.
-pub const REG_MIG_EPOCH: usize = 0x108;
-/// Register [`Regs::mig_seq`] (RW, u32). Host writes last, with release: the previous value plus
-/// one, which posts the command. One command at a time: the host posts the next only after the
-/// device answered this one (or the host gave up on it).
-pub const REG_MIG_SEQ: usize = 0x10C;
-/// Register [`Regs::mig_done_seq`] (RO, u32). Device writes after [`REG_MIG_STATUS`] and
-/// [`REG_MIG_DEV_NS`], with release: the [`REG_MIG_SEQ`] it answered.
-pub const REG_MIG_DONE_SEQ: usize = 0x140;
-/// Register [`Regs::mig_status`] (RO, u32). Device writes: the answer's `STATUS_*` (an `i32`).
-pub const REG_MIG_STATUS: usize = 0x144;
-/// Register [`Regs::mig_dev_ns`] (RO, u32). Device writes: its own time for its part, in
-/// nanoseconds (saturating).
-pub const REG_MIG_DEV_NS: usize = 0x148;
-/// Register [`Regs::mig_arm_seen`] (RO, u32). Device writes, with release: the [`REG_MIG_ARM`]
-/// value its firmware acts on, once it does. A host that wants the firmware watching before a
-/// migration starts (a firmware core may sleep a while between looks) waits for its value here.
-pub const REG_MIG_ARM_SEEN: usize = 0x14C;
-
-/// [`Regs::mig_cmd`]: rebuild on the device (clear: checkpoint for the host).
-pub const MIG_CMD_TO_DEVICE: u32 = 1 << 8;
-/// [`Regs::mig_cmd`]: the actor id.
-pub const MIG_CMD_ACTOR_MASK: u32 = 0xFF;
-
 /// [`Regs::caps`] bit of pipeline `pipeline` (a `PIPELINE_*` value): the device runs it.
 pub const fn cap_pipeline(pipeline: u8) -> u64 {
     1 << (pipeline & OPCODE_PIPELINE_MASK)
@@ -315,117 +203,169 @@ pub const CAP_MIGRATE: u64 = 1 << 19;
 /// ([`REG_MIG_ARM`]); a host then uses it instead of [`DIR_MIGRATE`] descriptors.
 pub const CAP_MIGRATE_MAILBOX: u64 = 1 << 20;
 
-/// [`Regs::dev_ctrl`]: the device may take requests.
-pub const DEV_CTRL_ENABLE: u32 = 1 << 0;
-/// [`Regs::dev_ctrl`]: hold the device in reset (a level, see the module documentation).
-pub const DEV_CTRL_RESET: u32 = 1 << 1;
-/// [`Regs::dev_status`]: enabled and serving the rings.
-pub const DEV_STATUS_READY: u32 = 1 << 0;
-/// [`Regs::dev_status`]: an unrecoverable error ([`REG_DEV_ERROR`] says which); needs a reset.
-pub const DEV_STATUS_FATAL: u32 = 1 << 1;
-/// [`Regs::dev_status`]: held in reset by [`DEV_CTRL_RESET`].
-pub const DEV_STATUS_IN_RESET: u32 = 1 << 2;
-
-/// [`Regs::dev_error`]: no error.
-pub const DEV_ERR_NONE: u32 = 0;
-/// [`Regs::dev_error`]: enable found no valid superblock.
-pub const DEV_ERR_SUPERBLOCK: u32 = 1;
-/// [`Regs::dev_error`]: enable found ring counters that do not form a valid ring
-/// (`tail - head > entries`).
-pub const DEV_ERR_RING: u32 = 2;
-/// [`Regs::dev_error`]: the PMR's backing store failed.
-pub const DEV_ERR_BACKING: u32 = 3;
-
-/// [`Regs::irq_ctrl`]: raise an interrupt when completions are published.
-pub const IRQ_CTRL_ENABLE: u32 = 1 << 0;
-
-/// [`Regs::fault_inject`] when no injection is pending.
-pub const FAULT_INJECT_IDLE: u64 = u64::MAX;
-
-/// The register block (CXL.io), [`REGISTER_BLOCK_SIZE`] bytes of which this is the start.
-///
-/// Grouped by writer into 64-byte lines: identification (device, at reset), control (host),
-/// status (device), telemetry (device). The telemetry registers are what the paper's scheduler
-/// reads "via CXL.io configuration registers" (§5.2) every scheduling epoch.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Regs {
-    /// [`REG_MAGIC`].
-    pub magic: u32,
-    /// [`REG_VERSION`].
-    pub version: u32,
-    /// [`REG_CAPS`].
-    pub caps: u64,
-    /// [`REG_PMR_SIZE`].
-    pub pmr_size: u64,
-    /// [`REG_CAPACITY_BLOCKS`].
-    pub capacity_blocks: u64,
-    /// [`REG_NR_CORES`].
-    pub nr_cores: u32,
-    /// Zero.
-    pub id_reserved0: u32,
-    /// Zero.
-    pub id_reserved: [u64; 3],
-    /// [`REG_DEV_CTRL`].
-    pub dev_ctrl: u32,
-    /// [`REG_IRQ_CTRL`].
-    pub irq_ctrl: u32,
-    /// [`REG_IRQ_ACK`].
-    pub irq_ack: u32,
-    /// [`REG_SQ_DOORBELL`].
-    pub sq_doorbell: u32,
-    /// [`REG_FAULT_INJECT`].
-    pub fault_inject: u64,
-    /// Zero.
-    pub ctrl_reserved: [u64; 5],
-    /// [`REG_DEV_STATUS`].
-    pub dev_status: u32,
-    /// [`REG_HEARTBEAT`].
-    pub heartbeat: u32,
-    /// [`REG_IRQ_SEQ`].
-    pub irq_seq: u32,
-    /// [`REG_DEV_ERROR`].
-    pub dev_error: u32,
-    /// Zero.
-    pub status_reserved: [u64; 6],
-    /// [`REG_TEMP_MILLI_C`].
-    pub temp_milli_c: u32,
-    /// [`REG_THROTTLED`].
-    pub throttled: u32,
-    /// [`REG_CORE_UTIL_PERMILLE`].
-    pub core_util_permille: u32,
-    /// [`REG_QUEUE_DEPTH`].
-    pub queue_depth: u32,
-    /// [`REG_SPEED_PERMILLE`].
-    pub speed_permille: u32,
-    /// Zero.
-    pub telemetry_reserved0: u32,
-    /// [`REG_DRAIN_BACKLOG`].
-    pub drain_backlog: u64,
-    /// [`REG_THROTTLE_EVENTS`].
-    pub throttle_events: u64,
-    /// Zero.
-    pub telemetry_reserved: [u64; 3],
-    /// [`REG_MIG_ARM`].
-    pub mig_arm: u32,
-    /// [`REG_MIG_CMD`].
-    pub mig_cmd: u32,
-    /// [`REG_MIG_EPOCH`].
-    pub mig_epoch: u32,
-    /// [`REG_MIG_SEQ`].
-    pub mig_seq: u32,
-    /// Zero.
-    pub mig_host_reserved: [u64; 6],
-    /// [`REG_MIG_DONE_SEQ`].
-    pub mig_done_seq: u32,
-    /// [`REG_MIG_STATUS`].
-    pub mig_status: u32,
-    /// [`REG_MIG_DEV_NS`].
-    pub mig_dev_ns: u32,
-    /// [`REG_MIG_ARM_SEEN`].
-    pub mig_arm_seen: u32,
-    /// Zero.
-    pub mig_dev_reserved: [u64; 6],
+registers! {
+    /// The register block (CXL.io), [`REGISTER_BLOCK_SIZE`] bytes of which this is the start.
+    ///
+    /// Grouped by writer into 64-byte lines: identification (device, at reset), control (host),
+    /// status (device), telemetry (device). The telemetry registers are what the paper's scheduler
+    /// reads "via CXL.io configuration registers" (§5.2) every scheduling epoch.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct Regs, size = 0x180, align = 8 {
+        /// Device writes at reset: [`REGISTER_MAGIC`].
+        0x00 magic: u32, Ro REG_MAGIC;
+        /// Device writes at reset: [`ABI_VERSION`].
+        0x04 version: u32, Ro REG_VERSION;
+        /// Device writes at reset: `CAP_*` bits.
+        0x08 caps: u64, Ro REG_CAPS;
+        /// Device writes at reset: bytes of the PMR.
+        0x10 pmr_size: u64, Ro REG_PMR_SIZE;
+        /// Device writes at reset: logical blocks of [`BLOCK_SIZE`] bytes, equal to
+        /// [`Superblock::nr_blocks`].
+        0x18 capacity_blocks: u64, Ro REG_CAPACITY_BLOCKS;
+        /// Device writes at reset: the engine cores that run device-placed stages.
+        0x20 nr_cores: u32, Ro REG_NR_CORES;
+        /// Zero.
+        0x24 id_reserved0: u32;
+        /// Zero.
+        0x28 id_reserved: [u64; 3];
+        /// Host writes: `DEV_CTRL_*`. Device reads.
+        0x40 dev_ctrl: u32, Rw REG_DEV_CTRL {
+            /// [`Regs::dev_ctrl`]: the device may take requests.
+            pub const DEV_CTRL_ENABLE: u32 = 1 << 0;
+            /// [`Regs::dev_ctrl`]: hold the device in reset (a level, see the module
+            /// documentation).
+            pub const DEV_CTRL_RESET: u32 = 1 << 1;
+        };
+        /// Host writes: [`IRQ_CTRL_ENABLE`] to be interrupted on completions, 0 to poll the CQ. The
+        /// device reads it before each completion it publishes.
+        0x44 irq_ctrl: u32, Rw REG_IRQ_CTRL {
+            /// [`Regs::irq_ctrl`]: raise an interrupt when completions are published.
+            pub const IRQ_CTRL_ENABLE: u32 = 1 << 0;
+        };
+        /// Host writes: the [`REG_IRQ_SEQ`] it has handled. The device raises interrupt `n + 1`
+        /// only after `irq_ack == n`: at most one is outstanding.
+        0x48 irq_ack: u32, Rw REG_IRQ_ACK;
+        /// Host writes, after publishing the SQ tail in the PMR: that tail. A new value wakes an
+        /// idle device; the tail in the PMR stays authoritative.
+        0x4C sq_doorbell: u32, Rw REG_SQ_DOORBELL;
+        /// Self-clearing. Host writes a PMR byte offset; the device XORs that PMR byte with `0xFF`
+        /// and then writes [`FAULT_INJECT_IDLE`] back. The host writes only while it reads
+        /// [`FAULT_INJECT_IDLE`]. Offsets past the PMR are ignored (and cleared). Present only with
+        /// [`CAP_FAULT_INJECT`]; it lets a test corrupt a stored block and check that the checksum
+        /// stage reports [`STATUS_EIO`].
+        0x50 fault_inject: u64, Rw REG_FAULT_INJECT {
+            /// [`Regs::fault_inject`] when no injection is pending.
+            pub const FAULT_INJECT_IDLE: u64 = u64::MAX;
+        };
+        /// Zero.
+        0x58 ctrl_reserved: [u64; 5];
+        /// Device writes: `DEV_STATUS_*`.
+        0x80 dev_status: u32, Ro REG_DEV_STATUS {
+            /// [`Regs::dev_status`]: enabled and serving the rings.
+            pub const DEV_STATUS_READY: u32 = 1 << 0;
+            /// [`Regs::dev_status`]: an unrecoverable error ([`REG_DEV_ERROR`] says which); needs a
+            /// reset.
+            pub const DEV_STATUS_FATAL: u32 = 1 << 1;
+            /// [`Regs::dev_status`]: held in reset by [`DEV_CTRL_RESET`].
+            pub const DEV_STATUS_IN_RESET: u32 = 1 << 2;
+        };
+        /// Device increments it at least every 10 ms while [`DEV_STATUS_READY`]; a host that sees
+        /// it stop presumes the device dead.
+        0x84 heartbeat: u32, Ro REG_HEARTBEAT;
+        /// Device writes, after the completions it announces (release), then signals: the sequence
+        /// number of the interrupt it raises.
+        0x88 irq_seq: u32, Ro REG_IRQ_SEQ;
+        /// Device writes a `DEV_ERR_*` code before it sets [`DEV_STATUS_FATAL`], so that the driver
+        /// can say why in its log.
+        0x8C dev_error: u32, Ro REG_DEV_ERROR {
+            /// [`Regs::dev_error`]: no error.
+            pub const DEV_ERR_NONE: u32 = 0;
+            /// [`Regs::dev_error`]: enable found no valid superblock.
+            pub const DEV_ERR_SUPERBLOCK: u32 = 1;
+            /// [`Regs::dev_error`]: enable found ring counters that do not form a valid ring
+            /// (`tail - head > entries`).
+            pub const DEV_ERR_RING: u32 = 2;
+            /// [`Regs::dev_error`]: the PMR's backing store failed.
+            pub const DEV_ERR_BACKING: u32 = 3;
+        };
+        /// Zero.
+        0x90 status_reserved: [u64; 6];
+        /// Device writes: the controller temperature in milli-degrees Celsius (the thermal model's
+        /// output).
+        0xC0 temp_milli_c: u32, Ro REG_TEMP_MILLI_C;
+        /// Device writes: 1 while thermally throttled, else 0.
+        0xC4 throttled: u32, Ro REG_THROTTLED;
+        /// Device writes: engine utilisation over the last thermal tick, 0..=1000 (busy core time /
+        /// (cores × tick)).
+        0xC8 core_util_permille: u32, Ro REG_CORE_UTIL_PERMILLE;
+        /// Device writes: requests it holds (taken from the SQ, not yet completed).
+        0xCC queue_depth: u32, Ro REG_QUEUE_DEPTH;
+        /// Device writes: the effective engine speed relative to a host core, in permille (500: the
+        /// engine needs twice the host's time), throttling included.
+        0xD0 speed_permille: u32, Ro REG_SPEED_PERMILLE;
+        /// Zero.
+        0xD4 telemetry_reserved0: u32;
+        /// Device writes: bytes of the PMR write cache not yet drained to NAND.
+        0xD8 drain_backlog: u64, Ro REG_DRAIN_BACKLOG;
+        /// Device writes: times it entered throttling.
+        0xE0 throttle_events: u64, Ro REG_THROTTLE_EVENTS;
+        /// Zero.
+        0xE8 telemetry_reserved: [u64; 3];
+        // The migration mailbox (minor 2, [`CAP_MIGRATE_MAILBOX`]): the device's part of a
+        // migration (checkpoint as the source, rebuild as the destination) asked for beside the
+        // rings, so that it waits behind no queued request and its answer behind no completion.
+        // The host's line (0x100..0x140) and the device's (0x140..0x180) are apart. The commit
+        // points stay the PMR's "ready" and "active" flags; the mailbox only carries the request
+        // and the answer.
+        /// Host writes [`MIG_ARM_SOON`] when it starts a migration whose command follows a short
+        /// drain (the command is imminent; [`MIG_ARM_ON`] when the drain may be long),
+        /// [`MIG_ARM_ON`] once the device has answered the command, and [`MIG_ARM_OFF`] when the
+        /// migration ends. While it reads nonzero, the device watches [`REG_MIG_SEQ`] closely
+        /// (every few microseconds rather than every millisecond), so that the command that follows
+        /// the drain is taken at once; otherwise it may look as seldom as its other housekeeping.
+        /// [`MIG_ARM_SOON`] is a hint: a device may treat it as [`MIG_ARM_ON`].
+        0x100 mig_arm: u32, Rw REG_MIG_ARM {
+            /// [`Regs::mig_arm`]: no migration.
+            pub const MIG_ARM_OFF: u32 = 0;
+            /// [`Regs::mig_arm`]: a migration is draining.
+            pub const MIG_ARM_ON: u32 = 1;
+            /// [`Regs::mig_arm`]: the command comes within the time the runs in progress take. A
+            /// device with a management core to spare polls [`REG_MIG_SEQ`] without pause until it
+            /// comes (for a bounded time), rather than waking up every few microseconds.
+            pub const MIG_ARM_SOON: u32 = 2;
+        };
+        /// Host writes before [`REG_MIG_SEQ`]: the actor id in bits 0..8, and [`MIG_CMD_TO_DEVICE`]
+        /// to have the device rebuild the actor from the host's checkpoint (clear: checkpoint it
+        /// for the host).
+        0x104 mig_cmd: u32, Rw REG_MIG_CMD {
+            /// [`Regs::mig_cmd`]: rebuild on the device (clear: checkpoint for the host).
+            pub const MIG_CMD_TO_DEVICE: u32 = 1 << 8;
+            /// [`Regs::mig_cmd`]: the actor id.
+            pub const MIG_CMD_ACTOR_MASK: u32 = 0xFF;
+        };
+        /// Host writes before [`REG_MIG_SEQ`]: the migration's (odd) epoch, as a descriptor's epoch
+        /// tag. The device acts only if the PMR's epoch table agrees.
+        0x108 mig_epoch: u32, Rw REG_MIG_EPOCH;
+        /// Host writes last, with release: the previous value plus one, which posts the command.
+        /// One command at a time: the host posts the next only after the device answered this one
+        /// (or the host gave up on it).
+        0x10C mig_seq: u32, Rw REG_MIG_SEQ;
+        /// Zero.
+        0x110 mig_host_reserved: [u64; 6];
+        /// Device writes after [`REG_MIG_STATUS`] and [`REG_MIG_DEV_NS`], with release: the
+        /// [`REG_MIG_SEQ`] it answered.
+        0x140 mig_done_seq: u32, Ro REG_MIG_DONE_SEQ;
+        /// Device writes: the answer's `STATUS_*` (an `i32`).
+        0x144 mig_status: u32, Ro REG_MIG_STATUS;
+        /// Device writes: its own time for its part, in nanoseconds (saturating).
+        0x148 mig_dev_ns: u32, Ro REG_MIG_DEV_NS;
+        /// Device writes, with release: the [`REG_MIG_ARM`] value its firmware acts on, once it
+        /// does. A host that wants the firmware watching before a migration starts (a firmware core
+        /// may sleep a while between looks) waits for its value here.
+        0x14C mig_arm_seen: u32, Ro REG_MIG_ARM_SEEN;
+        /// Zero.
+        0x150 mig_dev_reserved: [u64; 6];
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1364,47 +1304,6 @@ wire_image!(Superblock, {
 // ---------------------------------------------------------------------------------------------
 // Layout assertions: the frozen ABI
 // ---------------------------------------------------------------------------------------------
-
-assert_layout!(Regs, size = 0x180, align = 8, {
-    magic @ REG_MAGIC,
-    version @ REG_VERSION,
-    caps @ REG_CAPS,
-    pmr_size @ REG_PMR_SIZE,
-    capacity_blocks @ REG_CAPACITY_BLOCKS,
-    nr_cores @ REG_NR_CORES,
-    id_reserved0 @ 0x24,
-    id_reserved @ 0x28,
-    dev_ctrl @ REG_DEV_CTRL,
-    irq_ctrl @ REG_IRQ_CTRL,
-    irq_ack @ REG_IRQ_ACK,
-    sq_doorbell @ REG_SQ_DOORBELL,
-    fault_inject @ REG_FAULT_INJECT,
-    ctrl_reserved @ 0x58,
-    dev_status @ REG_DEV_STATUS,
-    heartbeat @ REG_HEARTBEAT,
-    irq_seq @ REG_IRQ_SEQ,
-    dev_error @ REG_DEV_ERROR,
-    status_reserved @ 0x90,
-    temp_milli_c @ REG_TEMP_MILLI_C,
-    throttled @ REG_THROTTLED,
-    core_util_permille @ REG_CORE_UTIL_PERMILLE,
-    queue_depth @ REG_QUEUE_DEPTH,
-    speed_permille @ REG_SPEED_PERMILLE,
-    telemetry_reserved0 @ 0xD4,
-    drain_backlog @ REG_DRAIN_BACKLOG,
-    throttle_events @ REG_THROTTLE_EVENTS,
-    telemetry_reserved @ 0xE8,
-    mig_arm @ REG_MIG_ARM,
-    mig_cmd @ REG_MIG_CMD,
-    mig_epoch @ REG_MIG_EPOCH,
-    mig_seq @ REG_MIG_SEQ,
-    mig_host_reserved @ 0x110,
-    mig_done_seq @ REG_MIG_DONE_SEQ,
-    mig_status @ REG_MIG_STATUS,
-    mig_dev_ns @ REG_MIG_DEV_NS,
-    mig_arm_seen @ REG_MIG_ARM_SEEN,
-    mig_dev_reserved @ 0x150,
-});
 
 assert_layout!(RingProducer, size = 64, align = 8, {
     tail @ 0x00,

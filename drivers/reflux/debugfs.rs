@@ -19,11 +19,12 @@ use kernel::{
 };
 
 use crate::{
-    abi::{self, BlockMeta},
+    abi::{self, BlockMeta, Regs},
     actor::control,
     migrator::MigrationLog,
     proto::pipeline::Side,
     queue::RefluxDev,
+    regio,
     stats::Counter,
     Owner,
 };
@@ -175,7 +176,7 @@ impl Store for CorruptLba {
     fn store(&self, input: &[u8]) -> Result {
         let lba = parse_lba(input, self.dev.capacity_blocks)?;
         let off = self.dev.layout.block_data(lba).ok_or(EINVAL)?;
-        let reg = self.dev.regs.atomic_u64(abi::REG_FAULT_INJECT)?;
+        let reg = regio::reg(&self.dev.regs, Regs::REG_FAULT_INJECT)?;
         // One injection at a time: the device writes the idle value back when it has flipped.
         for _ in 0..100 {
             if reg.load(Ordering::Acquire) == abi::FAULT_INJECT_IDLE {

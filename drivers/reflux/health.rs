@@ -7,12 +7,11 @@
 //! or stopped being ready) is declared dead, once and for good.
 
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use kernel::{
-    dev_err, dev_warn_ratelimited, device::Device, memremap::MemRemap, shared_mem::SharedMem,
-};
+use kernel::{dev_err, dev_warn_ratelimited, device::Device, memremap::MemRemap};
 
-use crate::abi;
+use crate::abi::{self, Regs};
 use crate::actor::exec::now_ns;
+use crate::regio;
 
 /// A device whose heartbeat has not moved for this long when a request times out is dead.
 const DEAD_AFTER_NS: u64 = 1_000_000_000;
@@ -52,8 +51,8 @@ impl Health {
         }
         let now = now_ns();
         let (Ok(beat), Ok(status)) = (
-            regs.atomic_u32(abi::REG_HEARTBEAT),
-            regs.atomic_u32(abi::REG_DEV_STATUS),
+            regio::reg(regs, Regs::REG_HEARTBEAT),
+            regio::reg(regs, Regs::REG_DEV_STATUS),
         ) else {
             // A register block without the liveness registers cannot show the device alive: it
             // is declared dead, said so, rather than judged on a status read as 0.

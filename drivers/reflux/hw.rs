@@ -5,7 +5,8 @@
 use core::sync::atomic::Ordering;
 use kernel::{kthread::usleep_range, memremap::MemRemap, prelude::*, shared_mem::SharedMem};
 
-use crate::abi::{self, PmrLayout, Superblock};
+use crate::abi::{self, PmrLayout, Regs, Superblock};
+use crate::regio::{self, read};
 
 /// Offset of a ring's tail in its header.
 pub(crate) const TAIL: usize = core::mem::offset_of!(abi::RingHeader, producer)
@@ -24,23 +25,15 @@ pub(crate) struct Identity {
     pub(crate) nr_cores: u32,
 }
 
-fn r32(regs: &MemRemap, off: usize) -> Result<u32> {
-    Ok(regs.atomic_u32(off)?.load(Ordering::Acquire))
-}
-
-fn r64(regs: &MemRemap, off: usize) -> Result<u64> {
-    Ok(regs.atomic_u64(off)?.load(Ordering::Acquire))
-}
-
 /// Reads and checks the identification registers.
 pub(crate) fn identify(regs: &MemRemap, name: &CStr) -> Result<Identity> {
     // Acquire on the magic: the device writes it last.
-    let magic = r32(regs, abi::REG_MAGIC)?;
+    let magic = read(regs, Regs::REG_MAGIC)?;
     if magic != abi::REGISTER_MAGIC {
         pr_err!("{name}: no ReFlux device (magic {magic:#x})\n");
         return Err(ENODEV);
     }
-    let version = r32(regs, abi::REG_VERSION)?;
+    let version = read(regs, Regs::REG_VERSION)?;
     if abi::version_major(version) != abi::ABI_VERSION_MAJOR {
         pr_err!(
             "{name}: device ABI {}.{}, driver speaks {}.x\n",
@@ -52,10 +45,10 @@ pub(crate) fn identify(regs: &MemRemap, name: &CStr) -> Result<Identity> {
     }
     Ok(Identity {
         version,
-        caps: r64(regs, abi::REG_CAPS)?,
-        pmr_size: r64(regs, abi::REG_PMR_SIZE)?,
-        capacity_blocks: r64(regs, abi::REG_CAPACITY_BLOCKS)?,
-        nr_cores: r32(regs, abi::REG_NR_CORES)?,
+        caps: read(regs, Regs::REG_CAPS)?,
+        pmr_size: read(regs, Regs::REG_PMR_SIZE)?,
+        capacity_blocks: read(regs, Regs::REG_CAPACITY_BLOCKS)?,
+        nr_cores: read(regs, Regs::REG_NR_CORES)?,
     })
 }
 
@@ -105,7 +98,7 @@ pub(crate) fn unmount(pmr: &MemRemap) {
 /// Waits up to ~2 s for `status & mask == want`.
 fn wait_status(regs: &MemRemap, mask: u32, want: u32) -> Result<u32> {
     for _ in 0..2000 {
-        let s = r32(regs, abi::REG_DEV_STATUS)?;
+        let s = read(regs, Regs::REG_DEV_STATUS)?;
         if s & abi::DEV_STATUS_FATAL != 0 || s & mask == want {
             return Ok(s);
         }
@@ -117,7 +110,7 @@ fn wait_status(regs: &MemRemap, mask: u32, want: u32) -> Result<u32> {
 /// Enables the device and waits until it is ready. On a failure the enable is withdrawn: the
 /// device is left disabled, as a failed probe must leave it.
 pub(crate) fn enable(regs: &MemRemap, name: &CStr) -> Result {
-    let ctrl = regs.atomic_u32(abi::REG_DEV_CTRL)?;
+    let ctrl = regio::reg(regs, Regs::REG_DEV_CTRL)?;
     // Release: the ring counters and the superblock written before are what the device loads.
     ctrl.store(abi::DEV_CTRL_ENABLE, Ordering::Release);
     let s = match wait_status(regs, abi::DEV_STATUS_READY, abi::DEV_STATUS_READY) {
@@ -130,8 +123,10 @@ pub(crate) fn enable(regs: &MemRemap, name: &CStr) -> Result {
         }
     };
     if s & abi::DEV_STATUS_FATAL != 0 {
-        let err = r32(regs, abi::REG_DEV_ERROR).unwrap_or(0);
-        pr_err!("{name}: the device refused to start (error {err})\n");
+        match read(regs, Regs::REG_DEV_ERROR) {
+            Ok(err) => pr_err!("{name}: the device refused to start (error {err})\n"),
+            Err(_) => pr_err!("{name}: the device refused to start (error unreadable)\n"),
+        }
         ctrl.store(0, Ordering::Release);
         return Err(EIO);
     }
@@ -140,8 +135,7 @@ pub(crate) fn enable(regs: &MemRemap, name: &CStr) -> Result {
 
 /// Disables the device and waits until it has stopped.
 pub(crate) fn disable(regs: &MemRemap, name: &CStr) -> Result {
-    regs.atomic_u32(abi::REG_DEV_CTRL)?
-        .store(0, Ordering::Release);
+    regio::reg(regs, Regs::REG_DEV_CTRL)?.store(0, Ordering::Release);
     wait_status(regs, abi::DEV_STATUS_READY, 0)
         .map(|_| ())
         .inspect_err(|_| pr_err!("{name}: the device did not stop\n"))
@@ -150,7 +144,6 @@ pub(crate) fn disable(regs: &MemRemap, name: &CStr) -> Result {
 /// Enables or disables the completion interrupt.
 pub(crate) fn set_irq(regs: &MemRemap, on: bool) -> Result {
     let v = if on { abi::IRQ_CTRL_ENABLE } else { 0 };
-    regs.atomic_u32(abi::REG_IRQ_CTRL)?
-        .store(v, Ordering::Release);
+    regio::reg(regs, Regs::REG_IRQ_CTRL)?.store(v, Ordering::Release);
     Ok(())
 }

@@ -21,7 +21,6 @@ use kernel::{
     memremap::MemRemap,
     new_mutex, new_spinlock, new_wait_queue, pr_warn_ratelimited,
     prelude::*,
-    shared_mem::SharedMem,
     sync::{
         lock::{mutex::MutexBackend, Guard},
         Mutex, SpinLock,
@@ -29,10 +28,11 @@ use kernel::{
     wait::WaitQueue,
 };
 
-use crate::abi::{self, CompletionEntry};
+use crate::abi::{self, CompletionEntry, Regs};
 use crate::actor::exec::now_ns;
 use crate::proto::pipeline::Side;
 use crate::proto::request::epoch_tag;
+use crate::regio::reg;
 
 /// Migrations remembered for the `migrations` file.
 pub(crate) const LOG_LEN: usize = 256;
@@ -356,21 +356,23 @@ impl Migrator {
         epoch: u64,
         to: Side,
     ) -> Result<(i32, u64)> {
-        let reg = |o| regs.atomic_u32(o);
         let mut cmd = u32::from(id);
         if matches!(to, Side::Device) {
             cmd |= abi::MIG_CMD_TO_DEVICE;
         }
         // The host is the only writer of `mig_seq`: its last value is the register's.
-        let seq = reg(abi::REG_MIG_SEQ)?
+        let seq = reg(regs, Regs::REG_MIG_SEQ)?
             .load(Ordering::Relaxed)
             .wrapping_add(1);
-        reg(abi::REG_MIG_CMD)?.store(cmd, Ordering::Relaxed);
-        reg(abi::REG_MIG_EPOCH)?.store(epoch_tag(epoch), Ordering::Relaxed);
+        reg(regs, Regs::REG_MIG_CMD)?.store(cmd, Ordering::Relaxed);
+        reg(regs, Regs::REG_MIG_EPOCH)?.store(epoch_tag(epoch), Ordering::Relaxed);
         // Release: the command before the sequence that posts it.
-        reg(abi::REG_MIG_SEQ)?.store(seq, Ordering::Release);
-        let done = reg(abi::REG_MIG_DONE_SEQ)?;
-        let (status, dev_ns) = (reg(abi::REG_MIG_STATUS)?, reg(abi::REG_MIG_DEV_NS)?);
+        reg(regs, Regs::REG_MIG_SEQ)?.store(seq, Ordering::Release);
+        let done = reg(regs, Regs::REG_MIG_DONE_SEQ)?;
+        let (status, dev_ns) = (
+            reg(regs, Regs::REG_MIG_STATUS)?,
+            reg(regs, Regs::REG_MIG_DEV_NS)?,
+        );
         self.await_device(name, id, || {
             // Acquire: the status and time the device wrote before the sequence.
             (done.load(Ordering::Acquire) == seq).then(|| {
@@ -391,7 +393,7 @@ impl Migrator {
         }
         let t0 = now_ns();
         self.arm_mailbox(regs, arm);
-        if let Ok(seen) = regs.atomic_u32(abi::REG_MIG_ARM_SEEN) {
+        if let Ok(seen) = reg(regs, Regs::REG_MIG_ARM_SEEN) {
             while seen.load(Ordering::Acquire) != arm
                 && now_ns().saturating_sub(t0) < WAKE_TIMEOUT_NS
                 && !self.is_stopping()
@@ -407,7 +409,7 @@ impl Migrator {
     /// (`abi::MIG_ARM_*`).
     pub(crate) fn arm_mailbox(&self, regs: &MemRemap, arm: u32) {
         if self.mailbox {
-            if let Ok(r) = regs.atomic_u32(abi::REG_MIG_ARM) {
+            if let Ok(r) = reg(regs, Regs::REG_MIG_ARM) {
                 r.store(arm, Ordering::Release);
             }
         }

@@ -36,7 +36,7 @@ use kernel::{
 };
 
 use crate::{
-    abi::{self, CompletionEntry, PmrLayout, ReqState, SubmissionDescriptor},
+    abi::{self, CompletionEntry, PmrLayout, Regs, ReqState, SubmissionDescriptor},
     actor::{
         control::Controls,
         exec::{self, now_ns, Plan, StageObserver},
@@ -56,6 +56,7 @@ use crate::{
         poll_switch::{PollSwitch, PollSwitchParams, WaitMode},
         request,
     },
+    regio,
     rings::{irq_poll_switch, queue_depth, Rings},
     routing::{Routed, Routing},
     sched_state::SchedState,
@@ -158,6 +159,9 @@ pub(crate) struct RefluxDev {
     pub(crate) pmr: MemRemap,
     pub(crate) layout: PmrLayout,
     pub(crate) capacity_blocks: u64,
+    /// The device's engine cores ([`abi::Regs::nr_cores`]), read once at probe: the register is
+    /// constant, and a failed read fails the probe rather than being guessed later.
+    pub(crate) nr_cores: u32,
     /// The default pipeline: of every request outside the administrator's attachments.
     pub(crate) cfg: PipeConfig,
     /// The administrator's attachments of pipelines to byte ranges (configfs).
@@ -216,6 +220,7 @@ impl RefluxDev {
                 pmr,
                 layout,
                 capacity_blocks: id.capacity_blocks,
+                nr_cores: id.nr_cores,
                 cfg,
                 attach,
                 pagecache,
@@ -570,8 +575,8 @@ impl RefluxDev {
     /// one, so none is left behind by a reap that follows.
     pub(crate) fn ack_irq(&self) {
         if let (Ok(seq), Ok(ack)) = (
-            self.regs.atomic_u32(abi::REG_IRQ_SEQ),
-            self.regs.atomic_u32(abi::REG_IRQ_ACK),
+            regio::reg(&self.regs, Regs::REG_IRQ_SEQ),
+            regio::reg(&self.regs, Regs::REG_IRQ_ACK),
         ) {
             ack.store(seq.load(Ordering::Acquire), Ordering::Release);
         }

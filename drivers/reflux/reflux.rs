@@ -51,6 +51,7 @@ mod migrator;
 mod pagecache;
 mod pagetags;
 mod queue;
+mod regio;
 mod rings;
 mod routing;
 mod sched_state;

@@ -19,10 +19,11 @@ use kernel::{
     sync::SpinLock,
 };
 
-use crate::abi::{self, CompletionEntry, PmrLayout, SubmissionDescriptor};
+use crate::abi::{self, CompletionEntry, PmrLayout, Regs, SubmissionDescriptor};
 use crate::actor::exec::now_ns;
 use crate::hw;
 use crate::proto::poll_switch::{PollSwitch, PollSwitchParams, WaitMode};
+use crate::regio;
 
 /// A request the device or the driver is working on.
 struct Inflight<R> {
@@ -315,8 +316,7 @@ impl<R> Rings<R> {
         // Release: the descriptor (and the buffers and state it names) before the tail.
         pmr.atomic_u32(hdr + hw::TAIL)?
             .store(*tail, Ordering::Release);
-        regs.atomic_u32(abi::REG_SQ_DOORBELL)?
-            .store(*tail, Ordering::Release);
+        regio::reg(regs, Regs::REG_SQ_DOORBELL)?.store(*tail, Ordering::Release);
         Ok(())
     }
 

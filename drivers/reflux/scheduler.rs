@@ -53,7 +53,7 @@ use kernel::{
     sync::Arc,
 };
 
-use crate::abi;
+use crate::abi::{self, Regs};
 use crate::actor::control::MAX_ACTORS;
 use crate::actor::exec::now_ns;
 use crate::host::possible_cpus;
@@ -62,6 +62,7 @@ use crate::proto::sched::{
     busy_permille, ActorView, Decision, Move, Sample, SchedParams, Scheduler, MAX_LOGGED,
 };
 use crate::queue::RefluxDev;
+use crate::regio;
 use crate::stats::Counter;
 
 /// The busy fraction of the host's CPUs from one epoch to the next (see the module
@@ -111,11 +112,9 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
     let mut sched = Scheduler::new();
     let epoch_us = u64::from(params.epoch_ms) * 1000;
     let mut sampler = Sampler::new(&dev);
-    // A drain waits only for the runs the source started: at most one per engine core.
-    let cores = dev
-        .regs
-        .atomic_u32(abi::REG_NR_CORES)
-        .map_or(1, |r| r.load(Ordering::Relaxed).max(1));
+    // A drain waits only for the runs the source started: at most one per engine core. The
+    // count probe read (a failed read failed the probe); a device reporting none still runs one.
+    let cores = dev.nr_cores.max(1);
     let mut views = [ActorView {
         id: 0,
         side: Side::Host,
@@ -174,10 +173,9 @@ impl Sampler {
     /// Samples the host and the device at the start of an epoch.
     fn sample(&mut self, dev: &RefluxDev) -> Result<Sample> {
         // The registers first: a failed read leaves the epoch's start where it was.
-        let reg = |o: usize| -> Result<u32> { Ok(dev.regs.atomic_u32(o)?.load(Ordering::Acquire)) };
         let (temp_milli_c, dev_util) = (
-            reg(abi::REG_TEMP_MILLI_C)?,
-            reg(abi::REG_CORE_UTIL_PERMILLE)?,
+            regio::read(&dev.regs, Regs::REG_TEMP_MILLI_C)?,
+            regio::read(&dev.regs, Regs::REG_CORE_UTIL_PERMILLE)?,
         );
         let now = now_ns();
         let busy = dev.host.busy_ns();

@@ -20,12 +20,13 @@ use super::layout::{region_pages, write_headers, Layout, HEADERS_BYTES};
 use super::poller::poller;
 use super::stats::DeviceBaseline;
 use super::{Bitmap, Counters, PollerDemand, RingState, Tenant, TenantCore};
-use crate::abi::{self, DescriptorTable, DmaSegment};
+use crate::abi::{self, DescriptorTable, DmaSegment, Reg, Rw, TenantRegs};
 use crate::host_copy::Producer;
 use crate::proto::credit::{HeadPublisher, PublishPolicy};
 use crate::proto::gap_head::{bitmap_words, GapHead};
 use crate::proto::ring::RingIndex;
 use crate::proto::tenant_config::{TenantConfig, PAGE_BYTES};
+use crate::regio::RegIo;
 use crate::{uapi, CcmDev, Hw, TenantNumber};
 
 impl Tenant {
@@ -152,10 +153,11 @@ impl Tenant {
         let count = u32::try_from(segs.len()).map_err(|_| EINVAL)?;
         self.prepare_device_memory(&hw, segs, count, arg.index_base)?;
         self.program_registers(&hw, count, arg)?;
-        let t = abi::tenant_regs_offset(self.index);
         // `writel()`: the configuration, the table and the headers before the enable bit.
-        hw.regs
-            .try_write32(abi::TENANT_CTRL_ENABLE, t + abi::TREG_CTRL)?;
+        hw.regs.write_reg(
+            abi::tenant_reg(self.index, TenantRegs::TREG_CTRL),
+            abi::TENANT_CTRL_ENABLE,
+        )?;
         self.wait_enabled(&hw)
     }
 
@@ -222,16 +224,18 @@ impl Tenant {
     fn program_registers(&self, hw: &Hw, count: u32, arg: &uapi::Configure) -> Result {
         let l = &self.core.layout;
         let cfg = &self.core.cfg;
-        let t = abi::tenant_regs_offset(self.index);
-        let w32 = |o: usize, v: u32| hw.regs.try_write32(v, t + o);
-        let w64 = |o: usize, v: u64| hw.regs.try_write64(v, t + o);
-        w32(abi::TREG_MODE, cfg.mode)?;
-        w32(abi::TREG_SLOT_SIZE, cfg.streaming_factor.slot_size())?;
-        w32(abi::TREG_STREAMING_FACTOR, cfg.streaming_factor.bytes())?;
-        w32(abi::TREG_METADATA_SLOTS, cfg.metadata.capacity())?;
-        w32(abi::TREG_PAYLOAD_SLOTS, cfg.payload.capacity())?;
+        let w32 = |r: Reg<u32, Rw>, v| hw.regs.write_reg(abi::tenant_reg(self.index, r), v);
+        let w64 = |r: Reg<u64, Rw>, v| hw.regs.write_reg(abi::tenant_reg(self.index, r), v);
+        w32(TenantRegs::TREG_MODE, cfg.mode)?;
+        w32(TenantRegs::TREG_SLOT_SIZE, cfg.streaming_factor.slot_size())?;
         w32(
-            abi::TREG_STREAMING_ORDER,
+            TenantRegs::TREG_STREAMING_FACTOR,
+            cfg.streaming_factor.bytes(),
+        )?;
+        w32(TenantRegs::TREG_METADATA_SLOTS, cfg.metadata.capacity())?;
+        w32(TenantRegs::TREG_PAYLOAD_SLOTS, cfg.payload.capacity())?;
+        w32(
+            TenantRegs::TREG_STREAMING_ORDER,
             if cfg.in_order {
                 abi::ORDER_IN_ORDER
             } else {
@@ -239,35 +243,38 @@ impl Tenant {
             },
         )?;
         w32(
-            abi::TREG_SCHEDULE,
+            TenantRegs::TREG_SCHEDULE,
             if arg.flags & uapi::CONFIGURE_FIFO != 0 {
                 abi::SCHEDULE_FIFO
             } else {
                 abi::SCHEDULE_DEFAULT
             },
         )?;
-        w32(abi::TREG_INDEX_BASE, arg.index_base)?;
+        w32(TenantRegs::TREG_INDEX_BASE, arg.index_base)?;
         // The mailbox's first command rings `index_base`: start the doorbell one behind.
-        w32(abi::TREG_MBOX_DOORBELL, arg.index_base.wrapping_sub(1))?;
-        // AXLE_IRQ: nothing acknowledged yet; interrupt on new metadata.
-        w32(abi::TREG_IRQ_ACK, arg.index_base.wrapping_sub(1))?;
-        w32(abi::TREG_IRQ_VECTOR, 0)?;
         w32(
-            abi::TREG_IRQ_CTRL,
+            TenantRegs::TREG_MBOX_DOORBELL,
+            arg.index_base.wrapping_sub(1),
+        )?;
+        // AXLE_IRQ: nothing acknowledged yet; interrupt on new metadata.
+        w32(TenantRegs::TREG_IRQ_ACK, arg.index_base.wrapping_sub(1))?;
+        w32(TenantRegs::TREG_IRQ_VECTOR, 0)?;
+        w32(
+            TenantRegs::TREG_IRQ_CTRL,
             if cfg.mode == abi::MODE_AXLE_IRQ {
                 abi::IRQ_CAUSE_METADATA
             } else {
                 0
             },
         )?;
-        w64(abi::TREG_MEM_BASE, l.part_base)?;
-        w64(abi::TREG_MEM_SIZE, l.part_size)?;
-        w64(abi::TREG_DESC_TABLE, l.desc_table)?;
-        w32(abi::TREG_DESC_COUNT, count)?;
+        w64(TenantRegs::TREG_MEM_BASE, l.part_base)?;
+        w64(TenantRegs::TREG_MEM_SIZE, l.part_size)?;
+        w64(TenantRegs::TREG_DESC_TABLE, l.desc_table)?;
+        w32(TenantRegs::TREG_DESC_COUNT, count)?;
         if self.dev.id.version >= abi::version(1, 6) {
-            w64(abi::TREG_CHECKSUM_TABLE, l.checksums.table)?;
-            w32(abi::TREG_CHECKSUM_ENTRIES, l.checksums.entries)?;
-            w64(abi::TREG_CHECKSUM_BASE, l.checksums.base)?;
+            w64(TenantRegs::TREG_CHECKSUM_TABLE, l.checksums.table)?;
+            w32(TenantRegs::TREG_CHECKSUM_ENTRIES, l.checksums.entries)?;
+            w64(TenantRegs::TREG_CHECKSUM_BASE, l.checksums.base)?;
         }
         Ok(())
     }
@@ -275,15 +282,15 @@ impl Tenant {
     /// Waits up to 1 s for the device to enable the tenant or refuse it; `EINVAL` if it refused
     /// it, `ETIMEDOUT` if it did neither.
     fn wait_enabled(&self, hw: &Hw) -> Result {
-        let t = abi::tenant_regs_offset(self.index);
-        let status = || hw.regs.try_read32(t + abi::TREG_STATUS);
+        let reg = |r| abi::tenant_reg(self.index, r);
+        let status = || hw.regs.read_reg(reg(TenantRegs::TREG_STATUS));
         let settled = abi::TENANT_STATUS_ENABLED | abi::TENANT_STATUS_ERROR;
         crate::wait_until(1000, || status().map_or(true, |s| s & settled != 0));
         let st = status()?;
         if st & abi::TENANT_STATUS_ENABLED != 0 {
             return Ok(());
         }
-        let code = hw.regs.try_read32(t + abi::TREG_ERROR)?;
+        let code = hw.regs.read_reg(reg(TenantRegs::TREG_ERROR))?;
         if st & abi::TENANT_STATUS_ERROR != 0 {
             pr_warn_ratelimited!(
                 "CONFIGURE: the device refused the tenant (status {})\n",

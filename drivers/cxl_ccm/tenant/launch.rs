@@ -9,9 +9,10 @@ use kernel::{kthread, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem};
 
 use super::cut::launch_cut;
 use super::{streams, RpLaunch, Tenant};
-use crate::abi::{self, LaunchPacket, RingHeaders};
+use crate::abi::{self, LaunchPacket, RingHeaders, TenantRegs};
 use crate::host_copy::{CopyJob, Cut};
 use crate::proto::ring::RingIndex;
+use crate::regio::RegIo;
 use crate::uapi;
 
 impl Tenant {
@@ -149,11 +150,11 @@ impl Tenant {
         self.core.stalled(self.core.link.mem_store());
         if let Some(st) = rp_state.as_mut() {
             let seq = st.mbox_seq.wrapping_add(1);
-            let t = abi::tenant_regs_offset(self.index);
-            hw.regs
-                .try_write32(abi::MBOX_CMD_ENQUEUE, t + abi::TREG_MBOX_CMD)?;
-            hw.regs.try_write32(tag, t + abi::TREG_MBOX_ARG)?;
-            hw.regs.try_write32(seq, t + abi::TREG_MBOX_DOORBELL)?;
+            let reg = |r| abi::tenant_reg(self.index, r);
+            let mbox = &hw.regs;
+            mbox.write_reg(reg(TenantRegs::TREG_MBOX_CMD), abi::MBOX_CMD_ENQUEUE)?;
+            mbox.write_reg(reg(TenantRegs::TREG_MBOX_ARG), tag)?;
+            mbox.write_reg(reg(TenantRegs::TREG_MBOX_DOORBELL), seq)?;
             for _ in 0..3 {
                 self.core.stalled(self.core.link.io_write());
             }

@@ -6,8 +6,9 @@ use kernel::{pr_warn_ratelimited, prelude::*};
 
 use super::poller::pace;
 use super::{RingState, Tenant, TenantCore};
-use crate::abi;
+use crate::abi::{self, TenantRegs};
 use crate::host_copy::CopyJob;
+use crate::regio::RegIo;
 use crate::Hw;
 
 impl TenantCore {
@@ -24,27 +25,35 @@ impl TenantCore {
             return Ok(());
         };
         let hw = self.dev.hw.try_access().ok_or(ENODEV)?;
-        let t = abi::tenant_regs_offset(self.index);
-        let reg32 = |o: usize| hw.regs.try_read32(t + o);
+        let t = self.index;
         self.stalled(self.link.io_read());
         // Pairs with the device's store of `mbox_done` after status and result.
-        let done = reg32(abi::TREG_MBOX_DONE)?;
+        let done = hw
+            .regs
+            .read_reg(abi::tenant_reg(t, TenantRegs::TREG_MBOX_DONE))?;
         st.counters.polls += 1;
         if done != rp.seq {
             st.counters.empty_polls += 1;
             return Ok(());
         }
         self.stalled(self.link.io_read());
-        let status = reg32(abi::TREG_MBOX_STATUS)?;
+        let status = hw
+            .regs
+            .read_reg(abi::tenant_reg(t, TenantRegs::TREG_MBOX_STATUS))?;
         self.stalled(self.link.io_read());
-        let bytes = hw.regs.try_read64(t + abi::TREG_MBOX_RET)?;
+        let bytes = hw
+            .regs
+            .read_reg(abi::tenant_reg(t, TenantRegs::TREG_MBOX_RET))?;
         // Dequeue: the next command, its argument, then the doorbell (`writel()`s reach the
         // device in program order).
         let seq = rp.seq.wrapping_add(1);
-        hw.regs
-            .try_write32(abi::MBOX_CMD_DEQUEUE, t + abi::TREG_MBOX_CMD)?;
-        hw.regs.try_write32(rp.tag, t + abi::TREG_MBOX_ARG)?;
-        hw.regs.try_write32(seq, t + abi::TREG_MBOX_DOORBELL)?;
+        let mbox = &hw.regs;
+        mbox.write_reg(
+            abi::tenant_reg(t, TenantRegs::TREG_MBOX_CMD),
+            abi::MBOX_CMD_DEQUEUE,
+        )?;
+        mbox.write_reg(abi::tenant_reg(t, TenantRegs::TREG_MBOX_ARG), rp.tag)?;
+        mbox.write_reg(abi::tenant_reg(t, TenantRegs::TREG_MBOX_DOORBELL), seq)?;
         for _ in 0..3 {
             self.stalled(self.link.io_write());
         }
@@ -67,12 +76,12 @@ impl TenantCore {
     /// over an unanswered one could be read half old, half new. Usually one remote read; then
     /// polls at the remote polling interval, for at most 100 ms.
     pub(super) fn mailbox_free(&self, hw: &Hw, st: &RingState) -> Result {
-        let at = abi::tenant_regs_offset(self.index) + abi::TREG_MBOX_DONE;
+        let done = abi::tenant_reg(self.index, TenantRegs::TREG_MBOX_DONE);
         let start = crate::link::now_ns();
         loop {
             let since = crate::link::now_ns();
             self.stalled(self.link.io_read());
-            if hw.regs.try_read32(at)? == st.mbox_seq {
+            if hw.regs.read_reg(done)? == st.mbox_seq {
                 return Ok(());
             }
             if since.saturating_sub(start) > 100_000_000 {

@@ -6,7 +6,8 @@ use core::sync::atomic::Ordering;
 use kernel::{pr_warn_ratelimited, prelude::*};
 
 use super::{streams, Counters, Tenant};
-use crate::abi;
+use crate::abi::{self, Reg, Ro, TenantRegs};
+use crate::regio::RegIo;
 use crate::uapi;
 
 impl Counters {
@@ -116,19 +117,18 @@ impl Tenant {
     fn stats_snapshot(&self) -> Result<StatsSnapshot> {
         let (device, unpublished) = {
             let hw = self.dev.hw.try_access().ok_or(ENODEV)?;
-            let t = abi::tenant_regs_offset(self.index);
-            let r = |o: usize| hw.regs.try_read64(t + o);
+            let r = |reg: Reg<u64, Ro>| hw.regs.read_reg(abi::tenant_reg(self.index, reg));
             let device = DeviceBaseline {
-                records: r(abi::TREG_RECORDS)?,
-                payload_bytes: r(abi::TREG_PAYLOAD_BYTES)?,
-                credit_stalls: r(abi::TREG_CREDIT_STALLS)?,
-                dma_batches: r(abi::TREG_DMA_BATCHES)?,
-                busy_ns: r(abi::TREG_BUSY_NS)?,
-                credit_wait_ns: r(abi::TREG_CREDIT_WAIT_NS)?,
-                model_deficit_ns: r(abi::TREG_MODEL_DEFICIT_NS)?,
-                model_late: r(abi::TREG_MODEL_LATE)?,
+                records: r(TenantRegs::TREG_RECORDS)?,
+                payload_bytes: r(TenantRegs::TREG_PAYLOAD_BYTES)?,
+                credit_stalls: r(TenantRegs::TREG_CREDIT_STALLS)?,
+                dma_batches: r(TenantRegs::TREG_DMA_BATCHES)?,
+                busy_ns: r(TenantRegs::TREG_BUSY_NS)?,
+                credit_wait_ns: r(TenantRegs::TREG_CREDIT_WAIT_NS)?,
+                model_deficit_ns: r(TenantRegs::TREG_MODEL_DEFICIT_NS)?,
+                model_late: r(TenantRegs::TREG_MODEL_LATE)?,
             };
-            (device, r(abi::TREG_UNPUBLISHED)?)
+            (device, r(TenantRegs::TREG_UNPUBLISHED)?)
         };
         let st = self.core.state.lock();
         let device = if streams(self.core.cfg.mode) {

@@ -7,8 +7,9 @@ use kernel::{pr_warn_ratelimited, prelude::*, wait::WaitOutcome};
 
 use super::poller::Waiting;
 use super::{streams, Tenant};
-use crate::abi;
+use crate::abi::{self, TenantRegs};
 use crate::proto::ring::RingIndex;
+use crate::regio::RegIo;
 use crate::uapi;
 
 impl Tenant {
@@ -41,7 +42,7 @@ impl Tenant {
         core.stalled(core.link.io_read());
         let blocked = hw
             .regs
-            .try_read64(abi::tenant_regs_offset(self.index) + abi::TREG_CREDIT_BLOCKED)?;
+            .read_reg(abi::tenant_reg(self.index, TenantRegs::TREG_CREDIT_BLOCKED))?;
         // Blocked under older heads is not enough: the device has yet to read the new ones.
         if blocked != abi::credit_blocked(st.md_pub.published().raw(), st.pl_pub.published().raw())
         {
