@@ -113,12 +113,13 @@ struct Identity {
     link: link::Link,
 }
 
-fn read_identity(regs: &IoMem) -> Result<Identity> {
+fn read_identity(regs: &IoMem, device: &Device) -> Result<Identity> {
     // `readl()` orders the later reads after it: pairs with the device's store of the magic
     // after the other fields.
     let magic = regs.read_reg(GlobalRegs::REG_MAGIC)?;
     if magic != abi::REGISTER_MAGIC {
-        pr_err!(
+        dev_err!(
+            device,
             "register block magic {magic:#x}, expected {:#x}\n",
             abi::REGISTER_MAGIC
         );
@@ -126,7 +127,8 @@ fn read_identity(regs: &IoMem) -> Result<Identity> {
     }
     let version = regs.read_reg(GlobalRegs::REG_VERSION)?;
     if abi::version_major(version) != abi::ABI_VERSION_MAJOR {
-        pr_err!(
+        dev_err!(
+            device,
             "device ABI {}.{}, driver speaks {}.x\n",
             abi::version_major(version),
             abi::version_minor(version),
@@ -157,7 +159,8 @@ fn read_identity(regs: &IoMem) -> Result<Identity> {
         },
     };
     if id.max_tenants == 0 || id.max_tenants > abi::MAX_TENANTS {
-        pr_err!(
+        dev_err!(
+            device,
             "device reports {} tenants (1..={} allowed)\n",
             id.max_tenants,
             abi::MAX_TENANTS
@@ -195,7 +198,7 @@ fn clear_tenants(regs: &IoMem, max_tenants: u32) {
 
 /// Clears `dev_ctrl` and waits until the device drops `DEV_STATUS_READY`, which it does after
 /// it stopped serving every tenant: from then on it writes no tenant memory.
-fn disable(regs: &IoMem) {
+fn disable(regs: &IoMem, device: &Device) {
     if regs.write_reg(GlobalRegs::REG_DEV_CTRL, 0).is_err() {
         return;
     }
@@ -203,13 +206,16 @@ fn disable(regs: &IoMem) {
         regs.read_reg(GlobalRegs::REG_DEV_STATUS)
             .map_or(true, |s| s & abi::DEV_STATUS_READY == 0)
     }) {
-        pr_err!("device did not acknowledge the disable within 1 s\n");
+        dev_err!(
+            device,
+            "device did not acknowledge the disable within 1 s\n"
+        );
     }
 }
 
 /// Enables the device and waits until it is ready and its heartbeat moves; disables it again
 /// on failure.
-fn enable(regs: &IoMem) -> Result {
+fn enable(regs: &IoMem, device: &Device) -> Result {
     let status = || regs.read_reg(GlobalRegs::REG_DEV_STATUS);
     let heartbeat = || regs.read_reg(GlobalRegs::REG_HEARTBEAT);
     regs.write_reg(GlobalRegs::REG_DEV_CTRL, abi::DEV_CTRL_ENABLE)?;
@@ -217,15 +223,18 @@ fn enable(regs: &IoMem) -> Result {
     wait_until(1000, || status().map_or(true, |s| s & settled != 0));
     let st = status()?;
     if st & abi::DEV_STATUS_READY == 0 || st & abi::DEV_STATUS_FATAL != 0 {
-        disable(regs);
-        pr_err!("device did not become ready within 1 s (status {st:#x})\n");
+        disable(regs, device);
+        dev_err!(
+            device,
+            "device did not become ready within 1 s (status {st:#x})\n"
+        );
         return Err(ETIMEDOUT);
     }
     // The ABI promises a beat at least every 10 ms: wait up to 100 ms for one.
     let beat = heartbeat()?;
     if !wait_until(100, || heartbeat() != Ok(beat)) {
-        disable(regs);
-        pr_err!("device heartbeat stuck at {beat}\n");
+        disable(regs, device);
+        dev_err!(device, "device heartbeat stuck at {beat}\n");
         return Err(ENODEV);
     }
     Ok(())
@@ -235,6 +244,8 @@ fn enable(regs: &IoMem) -> Result {
 /// disables the device (if it was enabled) before unmapping it, so that no path that gives the
 /// hardware up — unbind, or a probe failing at any point — leaves the device running.
 struct Hw {
+    /// The device the log lines are about.
+    device: ARef<Device>,
     regs: IoMem,
     mem: MemRemap,
     max_tenants: u32,
@@ -244,14 +255,14 @@ impl Hw {
     /// Clears every tenant's enable bit, then enables the device (see [`enable`]).
     fn enable(&self) -> Result {
         clear_tenants(&self.regs, self.max_tenants);
-        enable(&self.regs)
+        enable(&self.regs, &self.device)
     }
 }
 
 impl Drop for Hw {
     fn drop(&mut self) {
         clear_tenants(&self.regs, self.max_tenants);
-        disable(&self.regs);
+        disable(&self.regs, &self.device);
     }
 }
 
@@ -530,7 +541,7 @@ impl PlatformDriver for CcmDriver {
         // Registers uncached; device memory write-combining, never write-back: the device does
         // not snoop the host's caches (Documentation/cxl_ccm.rst, "On real hardware").
         let regs = IoMem::new(regs_res)?;
-        let mut id = read_identity(&regs)?;
+        let mut id = read_identity(&regs, pdev.as_dev())?;
         if pdev.irq(0).is_none() {
             id.caps &= !abi::CAP_MODE_AXLE_IRQ;
         }
@@ -544,6 +555,7 @@ impl PlatformDriver for CcmDriver {
             return Err(ENXIO);
         }
         let hw = Hw {
+            device: pdev.as_dev().into(),
             regs,
             mem: MemRemap::new(mem_res, MapMode::WriteCombining)?,
             max_tenants: id.max_tenants,

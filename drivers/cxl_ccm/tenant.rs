@@ -21,6 +21,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 use kernel::{
+    dev_err,
     dma_sg::DmaSgTable,
     kthread::KThread,
     pinned_pages::PinnedPages,
@@ -222,7 +223,8 @@ impl Tenant {
         if acked {
             drop(sg);
         } else {
-            pr_err!(
+            dev_err!(
+                &self.dev.dma_dev,
                 "tenant {}: the device did not acknowledge the disable; leaking its DMA region\n",
                 self.index
             );

@@ -94,7 +94,7 @@ struct Enabled(Arc<RefluxDev>);
 
 impl Enabled {
     fn new(dev: &Arc<RefluxDev>) -> Result<Self> {
-        hw::enable(&dev.regs, &dev.name)?;
+        hw::enable(&dev.regs, &dev.device)?;
         Ok(Self(dev.clone()))
     }
 }
@@ -105,7 +105,7 @@ impl Drop for Enabled {
         // Host stages taken off the interrupt path: none is queued any more (the disk and the
         // interrupt are gone); wait for those running, which hold the device.
         dev.host.drain();
-        if hw::disable(&dev.regs, &dev.name).is_ok() {
+        if hw::disable(&dev.regs, &dev.device).is_ok() {
             // The device checkpointed its actors as it stopped; the host's follow.
             dev.snapshot_host_actors();
             hw::unmount(&dev.pmr);

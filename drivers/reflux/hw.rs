@@ -3,7 +3,10 @@
 //! The device's identification and the enable/disable handshakes (abi.rs, "Lifecycle").
 
 use core::sync::atomic::Ordering;
-use kernel::{kthread::usleep_range, memremap::MemRemap, prelude::*, shared_mem::SharedMem};
+use kernel::{
+    dev_err, dev_info, device::Device, kthread::usleep_range, memremap::MemRemap, prelude::*,
+    shared_mem::SharedMem,
+};
 
 use crate::abi::{self, PmrLayout, Regs, Superblock};
 use crate::regio::{self, read};
@@ -26,17 +29,18 @@ pub(crate) struct Identity {
 }
 
 /// Reads and checks the identification registers.
-pub(crate) fn identify(regs: &MemRemap, name: &CStr) -> Result<Identity> {
+pub(crate) fn identify(regs: &MemRemap, device: &Device) -> Result<Identity> {
     // Acquire on the magic: the device writes it last.
     let magic = read(regs, Regs::REG_MAGIC)?;
     if magic != abi::REGISTER_MAGIC {
-        pr_err!("{name}: no ReFlux device (magic {magic:#x})\n");
+        dev_err!(device, "no ReFlux device (magic {magic:#x})\n");
         return Err(ENODEV);
     }
     let version = read(regs, Regs::REG_VERSION)?;
     if abi::version_major(version) != abi::ABI_VERSION_MAJOR {
-        pr_err!(
-            "{name}: device ABI {}.{}, driver speaks {}.x\n",
+        dev_err!(
+            device,
+            "device ABI {}.{}, driver speaks {}.x\n",
             abi::version_major(version),
             abi::version_minor(version),
             abi::ABI_VERSION_MAJOR
@@ -54,25 +58,32 @@ pub(crate) fn identify(regs: &MemRemap, name: &CStr) -> Result<Identity> {
 
 /// Reads the superblock, checks it, and takes the PMR for this mount: generation + 1, not clean,
 /// every ring counter at `start`. The device must not be enabled.
-pub(crate) fn mount(pmr: &MemRemap, id: &Identity, name: &CStr, start: u32) -> Result<PmrLayout> {
+pub(crate) fn mount(
+    pmr: &MemRemap,
+    id: &Identity,
+    device: &Device,
+    start: u32,
+) -> Result<PmrLayout> {
     let mut raw = [0u8; core::mem::size_of::<Superblock>()];
     pmr.read_bytes(0, &mut raw)?;
     let mut sb = Superblock::from_bytes(&raw);
     let layout = sb.validate(id.pmr_size).map_err(|e| {
-        pr_err!("{name}: PMR superblock refused: {e:?}\n");
+        dev_err!(device, "PMR superblock refused: {e:?}\n");
         EIO
     })?;
     if layout.params().nr_blocks < id.capacity_blocks {
-        pr_err!(
-            "{name}: device reports {} blocks, its PMR holds {}\n",
+        dev_err!(
+            device,
+            "device reports {} blocks, its PMR holds {}\n",
             id.capacity_blocks,
             layout.params().nr_blocks
         );
         return Err(EIO);
     }
     if sb.clean == 0 {
-        pr_info!(
-            "{name}: PMR was not unmounted cleanly (generation {}): acknowledged writes are in it\n",
+        dev_info!(
+            device,
+            "PMR was not unmounted cleanly (generation {}): acknowledged writes are in it\n",
             sb.generation
         );
     }
@@ -109,14 +120,14 @@ fn wait_status(regs: &MemRemap, mask: u32, want: u32) -> Result<u32> {
 
 /// Enables the device and waits until it is ready. On a failure the enable is withdrawn: the
 /// device is left disabled, as a failed probe must leave it.
-pub(crate) fn enable(regs: &MemRemap, name: &CStr) -> Result {
+pub(crate) fn enable(regs: &MemRemap, device: &Device) -> Result {
     let ctrl = regio::reg(regs, Regs::REG_DEV_CTRL)?;
     // Release: the ring counters and the superblock written before are what the device loads.
     ctrl.store(abi::DEV_CTRL_ENABLE, Ordering::Release);
     let s = match wait_status(regs, abi::DEV_STATUS_READY, abi::DEV_STATUS_READY) {
         Ok(s) => s,
         Err(e) => {
-            pr_err!("{name}: the device did not become ready\n");
+            dev_err!(device, "the device did not become ready\n");
             // A device that gets ready late stops again.
             ctrl.store(0, Ordering::Release);
             return Err(e);
@@ -124,8 +135,8 @@ pub(crate) fn enable(regs: &MemRemap, name: &CStr) -> Result {
     };
     if s & abi::DEV_STATUS_FATAL != 0 {
         match read(regs, Regs::REG_DEV_ERROR) {
-            Ok(err) => pr_err!("{name}: the device refused to start (error {err})\n"),
-            Err(_) => pr_err!("{name}: the device refused to start (error unreadable)\n"),
+            Ok(err) => dev_err!(device, "the device refused to start (error {err})\n"),
+            Err(_) => dev_err!(device, "the device refused to start (error unreadable)\n"),
         }
         ctrl.store(0, Ordering::Release);
         return Err(EIO);
@@ -134,11 +145,11 @@ pub(crate) fn enable(regs: &MemRemap, name: &CStr) -> Result {
 }
 
 /// Disables the device and waits until it has stopped.
-pub(crate) fn disable(regs: &MemRemap, name: &CStr) -> Result {
+pub(crate) fn disable(regs: &MemRemap, device: &Device) -> Result {
     regio::reg(regs, Regs::REG_DEV_CTRL)?.store(0, Ordering::Release);
     wait_status(regs, abi::DEV_STATUS_READY, 0)
         .map(|_| ())
-        .inspect_err(|_| pr_err!("{name}: the device did not stop\n"))
+        .inspect_err(|_| dev_err!(device, "the device did not stop\n"))
 }
 
 /// Enables or disables the completion interrupt.

@@ -483,10 +483,7 @@ impl RefluxDriver {
     /// Checks the device's resources, maps its register block and identifies it: the register
     /// mapping, the identity and the PMR's resource (checked against the size the device
     /// reports).
-    fn identify(
-        pdev: &PlatformDevice,
-        name: &CStr,
-    ) -> Result<(MemRemap, hw::Identity, MemResource)> {
+    fn identify(pdev: &PlatformDevice) -> Result<(MemRemap, hw::Identity, MemResource)> {
         let (Some(regs_res), Some(pmr_res)) = (pdev.mem_resource(0), pdev.mem_resource(1)) else {
             dev_err!(pdev.as_dev(), "needs a register and a PMR resource\n");
             return Err(ENXIO);
@@ -500,7 +497,7 @@ impl RefluxDriver {
             return Err(ENXIO);
         }
         let regs = MemRemap::new(regs_res, MapMode::WriteBack)?;
-        let id = hw::identify(&regs, name)?;
+        let id = hw::identify(&regs, pdev.as_dev())?;
         if id.pmr_size > pmr_res.size {
             dev_err!(
                 pdev.as_dev(),
@@ -549,10 +546,10 @@ impl PlatformDriver for RefluxDriver {
 
     fn probe(pdev: &PlatformDevice, shared: &Shared) -> Result<Self::Data> {
         let name = CString::try_from_fmt(kernel::fmt!("reflux{}", pdev.id()))?;
-        let (regs, id, pmr_res) = Self::identify(pdev, &name)?;
+        let (regs, id, pmr_res) = Self::identify(pdev)?;
         let cfg = PipeConfig::from_params(&name, id.caps)?;
         let pmr = MemRemap::new(pmr_res, MapMode::WriteBack)?;
-        let layout = hw::mount(&pmr, &id, &name, 0)?;
+        let layout = hw::mount(&pmr, &id, pdev.as_dev(), 0)?;
         let irq_line = pdev.irq(0).filter(|_| id.caps & abi::CAP_IRQ != 0);
         let tuning = Self::tuning(pmr_res)?;
         let device = pdev.as_dev().into();

@@ -6,6 +6,7 @@ use core::mem::size_of;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     cache_mode::CacheMode,
+    dev_err,
     dma_sg::{DataDirection, DmaSgTable},
     kthread::KThread,
     new_mutex, new_wait_queue,
@@ -298,7 +299,8 @@ impl Tenant {
             );
             Err(EINVAL)
         } else {
-            pr_err!(
+            dev_err!(
+                &self.dev.dma_dev,
                 "tenant {}: the device did not enable it within 1 s\n",
                 self.index
             );

@@ -5,7 +5,7 @@
 
 use core::mem::offset_of;
 use core::sync::atomic::Ordering;
-use kernel::{kthread, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem};
+use kernel::{dev_err, kthread, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem};
 
 use super::cut::launch_cut;
 use super::{streams, RpLaunch, Tenant};
@@ -201,7 +201,8 @@ impl Tenant {
                 }
             }
             if crate::link::now_ns().saturating_sub(start) > 10_000_000_000 {
-                pr_err!(
+                dev_err!(
+                    &self.dev.dma_dev,
                     "tenant {}: sync launch {} unanswered for 10 s\n",
                     self.index,
                     tag
