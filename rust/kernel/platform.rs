@@ -193,11 +193,10 @@ impl<T: PlatformDriver> DriverRegistration<T> {
         let drv = unsafe { (*pdev).dev.driver };
         // SAFETY: the driver is the `driver` field of the `platform_driver` that is this
         // registration's `drv` (caller; type invariant), and `Opaque` is transparent.
-        let pdrv = unsafe { crate::container_of!(drv, bindings::platform_driver, driver) };
-        let reg = pdrv
-            .cast::<u8>()
-            .wrapping_sub(core::mem::offset_of!(Self, drv))
-            .cast::<Self>();
+        let reg = unsafe {
+            let pdrv = crate::container_of!(drv, bindings::platform_driver, driver);
+            crate::container_of!(pdrv, Self, drv)
+        };
         // SAFETY: `reg` is the registration containing `drv`, alive while a device is bound
         // through it (drop unregisters, which waits for every remove).
         unsafe { &(*reg).ctx }
