@@ -624,9 +624,10 @@ struct cxl_ccm_stats {
  * @reserved: in: 0
  *
  * Returns 0 once @ready >= @min_records, or fails with EAGAIN (@timeout_ns
- * 0 and not ready), ETIMEDOUT (the out fields are written in these three
- * cases), EINTR, EIO (the device stopped the tenant or broke the ring
- * protocol) or ENODEV (unbound). @metadata_head must lie between the head
+ * 0 and not ready), ETIMEDOUT, EINTR (a signal ended a finite wait; a
+ * CXL_CCM_WAIT_FOREVER wait is restarted under SA_RESTART) - the out fields
+ * are written in these four cases and on EDEADLK below - EIO (the device
+ * stopped the tenant or broke the ring protocol) or ENODEV (unbound). @metadata_head must lie between the head
  * last released with CXL_CCM_RELEASE_METADATA and the tail (else EINVAL).
  * With CXL_CCM_WAIT_FLAG_DEADLOCK (the caller is the only one to release) it
  * fails with EDEADLK (out fields written) instead of waiting when no record
