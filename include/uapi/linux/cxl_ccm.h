@@ -436,7 +436,8 @@ struct cxl_ccm_info {
  * @index_base: in: initial value of every counter (0, or near 2^32 to test
  *	the wrap)
  * @poll_interval_ns: in: the driver's polling interval for
- *	CXL_CCM_IOC_WAIT (AXLE) and the mailbox (RP); 0 busy-polls
+ *	CXL_CCM_IOC_WAIT (AXLE) and the mailbox (RP); 0 busy-polls, except
+ *	in RP, where 0 is the device's remote polling interval (1 us)
  * @input_size: in: bytes of the input buffer in device memory (page
  *	multiple, at most CXL_CCM_MMAP_REGION_SIZE)
  * @tenant: out: the tenant number
