@@ -342,7 +342,11 @@ static int errno_ok(const struct ten *t, int c, int r, int forever)
 	switch (c) {
 	case C_LAUNCH:
 	case C_CONFIGURE:
-		return r == EINTR && !W->restart;
+		/*
+		 * The stop signal (SIGUSR2) is installed without SA_RESTART on
+		 * purpose, so from sh->stop on EINTR is right for every call.
+		 */
+		return r == EINTR && (!W->restart || sh->stop);
 	case C_WAIT:
 		if (r == ETIMEDOUT || r == EAGAIN)
 			return !forever;
