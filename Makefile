@@ -96,6 +96,9 @@ $(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/
 # liburing, linked statically.
 $(OUT)/selftests/reflux/stress_test $(OUT)/selftests/reflux/doc_test: SELFTEST_LDLIBS := -luring -lpthread
 $(OUT)/selftests/cxl_ccm/race_test $(OUT)/selftests/cxl_ccm/probe_test $(OUT)/selftests/reflux/knobs_doc_test: SELFTEST_LDLIBS := -lpthread
+# The trace events' test runs its tenant through libcxlccm.
+$(OUT)/selftests/cxl_ccm/trace_test: tools/lib/cxlccm/cxlccm.c tools/lib/cxlccm/cxlccm.h
+$(OUT)/selftests/cxl_ccm/trace_test: SELFTEST_LDLIBS := tools/lib/cxlccm/cxlccm.c
 
 $(OUT)/harness/%: tools/testing/harness/%.c | kernel
 	@mkdir -p $(dir $@)

@@ -28,9 +28,20 @@ impl Tenant {
         arg: &uapi::Launch,
         publish: impl FnOnce(u32) -> Result,
     ) -> Result<u32> {
+        let start = crate::link::now_ns();
         let result = self.try_launch(arg, publish);
-        if result.is_err() {
-            self.core.state.lock().counters.errors += 1;
+        match result {
+            Ok(tag) => crate::trace::cxl_ccm_launch(
+                self.dev.nr,
+                self.index,
+                self.core.cfg.mode,
+                tag,
+                arg.kernel_id,
+                // Checked against the input buffer, whose size is a `u32`.
+                arg.input_size as u32,
+                crate::link::now_ns().saturating_sub(start),
+            ),
+            Err(_) => self.core.state.lock().counters.errors += 1,
         }
         result
     }

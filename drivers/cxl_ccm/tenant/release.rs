@@ -73,6 +73,19 @@ fn release_metadata(st: &mut RingState, metadata_head: u32) -> Result {
 impl Tenant {
     /// `CXL_CCM_IOC_RELEASE`; fills the output fields of `arg` even when it fails.
     pub(crate) fn release(&self, arg: &mut uapi::Release) -> Result {
+        let result = self.try_release(arg);
+        crate::trace::cxl_ccm_release(
+            self.dev.nr,
+            self.index,
+            arg.count,
+            arg.metadata_head_published,
+            arg.payload_head_published,
+            crate::trace::ret(&result),
+        );
+        result
+    }
+
+    fn try_release(&self, arg: &mut uapi::Release) -> Result {
         let known = uapi::RELEASE_METADATA | uapi::RELEASE_PUBLISH;
         arg.processed = 0;
         if arg.flags & !known != 0 || arg.reserved != [0; 2] {

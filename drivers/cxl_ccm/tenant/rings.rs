@@ -41,6 +41,7 @@ impl TenantCore {
             return self.fail(st, "metadata tail beyond the ring");
         }
         let slot_size = self.cfg.streaming_factor.slot_size();
+        let mut bytes = 0u64;
         for _ in 0..new {
             let idx = st.scanned;
             let at = self.layout.metadata_offset as usize
@@ -62,9 +63,11 @@ impl TenantCore {
             if rec.flags & abi::MD_FLAG_FINAL != 0 {
                 st.counters.completed += 1;
             }
+            bytes += u64::from(rec.length);
             st.scanned = idx.wrapping_add(1);
         }
         self.scanned.store(st.scanned.raw(), Ordering::Release);
+        crate::trace::cxl_ccm_records(self.dev.nr, self.index, new, bytes);
         Ok(new)
     }
 

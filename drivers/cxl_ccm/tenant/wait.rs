@@ -58,6 +58,20 @@ impl Tenant {
 
     /// `CXL_CCM_IOC_WAIT`.
     pub(crate) fn wait(&self, arg: &mut uapi::Wait) -> Result {
+        let start = crate::link::now_ns();
+        let result = self.try_wait(arg);
+        crate::trace::cxl_ccm_wait(
+            self.dev.nr,
+            self.index,
+            arg.min_records,
+            arg.ready,
+            crate::link::now_ns().saturating_sub(start),
+            crate::trace::ret(&result),
+        );
+        result
+    }
+
+    fn try_wait(&self, arg: &mut uapi::Wait) -> Result {
         if arg.min_records == 0
             || arg.flags & !uapi::WAIT_FLAG_DEADLOCK != 0
             || arg.reserved0 != 0
@@ -103,6 +117,7 @@ impl Tenant {
             if deadlock && self.stuck(head, min)? {
                 arg.ready = core.ready_after(head);
                 arg.metadata_tail = core.scanned.load(Ordering::Acquire);
+                crate::trace::cxl_ccm_deadlock(self.dev.nr, self.index, min, arg.ready);
                 return Err(EDEADLK);
             }
             if arg.timeout_ns == 0 {

@@ -214,6 +214,7 @@ impl Engine {
                     let cfg = &self.cfg;
                     let result = Tenant::enable(
                         t,
+                        cfg.name,
                         &cfg.regs,
                         &cfg.mem,
                         cfg.vis.as_ref(),

@@ -93,6 +93,8 @@ struct Job {
 /// What the device needs to serve one tenant.
 pub(crate) struct Tenant {
     index: u32,
+    /// The device's number (N of `cxl_ccm.N`), which names it in trace events.
+    dev: u32,
     /// `MODE_AXLE`, `MODE_RP` or `MODE_BS`.
     mode: u32,
     /// Device memory and the register block (RP answers in the mailbox registers).
@@ -131,8 +133,9 @@ pub(crate) struct Tenant {
     /// Time with work on the device, and when the current busy stretch began.
     busy_ns: u64,
     busy_since: Option<u64>,
-    /// The value last stored into `credit_blocked`.
+    /// The value last stored into `credit_blocked`, and since when it is nonzero.
     credit_blocked: u64,
+    credit_blocked_since: Option<u64>,
     /// What the device can see of its memory, if it models HDM-H.
     vis: Option<Arc<Visibility>>,
     /// Host stores consumed before they were published (the `unpublished` register).
@@ -263,6 +266,7 @@ impl Tenant {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn enable(
         index: u32,
+        dev: u32,
         regs: &Arc<MemRemap>,
         mem: &Arc<MemRemap>,
         vis: Option<&Arc<Visibility>>,
@@ -273,6 +277,7 @@ impl Tenant {
     ) -> core::result::Result<KBox<Self>, Status> {
         Self::try_enable(
             index,
+            dev,
             regs,
             mem,
             vis,
@@ -287,6 +292,7 @@ impl Tenant {
     #[allow(clippy::too_many_arguments)]
     fn try_enable(
         index: u32,
+        dev: u32,
         regs: &Arc<MemRemap>,
         mem: &Arc<MemRemap>,
         vis: Option<&Arc<Visibility>>,
@@ -317,6 +323,7 @@ impl Tenant {
         Self::reset_status_regs(regs, t, cfg.base, shadow.unpublished)?;
         let tenant = Self {
             index,
+            dev,
             mode: cfg.mode,
             mem: mem.clone(),
             regs: regs.clone(),
@@ -344,6 +351,7 @@ impl Tenant {
             busy_ns: 0,
             busy_since: None,
             credit_blocked: 0,
+            credit_blocked_since: None,
             vis: vis.cloned(),
             unpublished: shadow.unpublished,
             model_late: 0,
@@ -1177,6 +1185,7 @@ impl Tenant {
         // the tails are delivered keeps that order here.
         let blocked = if self.posted.is_empty() { blocked } else { 0 };
         if blocked != self.credit_blocked {
+            self.trace_credit(blocked);
             self.credit_blocked = blocked;
             let at = abi::tenant_regs_offset(self.index) + abi::TREG_CREDIT_BLOCKED;
             // Release: the records streamed before are visible before the host sees the state.
@@ -1186,6 +1195,31 @@ impl Tenant {
                 .store(blocked, Ordering::Release);
         }
         Ok(streamed)
+    }
+
+    /// Traces a change of the credit state to `blocked` (0: streaming again). A stall under
+    /// new heads that still give too little credit is traced again, and lasts since the first.
+    fn trace_credit(&mut self, blocked: u64) {
+        let now = now_ns();
+        let stalled_ns = match (blocked, self.credit_blocked_since) {
+            (0, Some(since)) => now.saturating_sub(since),
+            _ => 0,
+        };
+        self.credit_blocked_since = match blocked {
+            0 => None,
+            _ => self.credit_blocked_since.or(Some(now)),
+        };
+        // The heads the device is blocked under, as `abi::credit_blocked` packs them (the
+        // metadata head's low 31 bits).
+        let (md, pl) = ((blocked >> 32) as u32 & 0x7fff_ffff, blocked as u32);
+        crate::trace::cxl_ccm_dev_credit_stall(
+            self.dev,
+            self.index,
+            u32::from(blocked != 0),
+            md,
+            pl,
+            stalled_ns,
+        );
     }
 
     /// Performs the steps of the batch in flight: posts its DMA requests to the modelled DMA
@@ -1200,7 +1234,17 @@ impl Tenant {
             latency = latency.max(l);
             transfer = transfer.saturating_add(t);
         }
-        let land = self.posted.book(now_ns(), latency, transfer);
+        let now = now_ns();
+        let land = self.posted.book(now, latency, transfer);
+        let res = steps.reservation();
+        crate::trace::cxl_ccm_dev_dma_batch(
+            self.dev,
+            self.index,
+            res.metadata_first.raw(),
+            res.records,
+            res.bytes,
+            land.saturating_sub(now),
+        );
         // A batch stores each ring's tail at most once.
         let mut tails = [None; 2];
         let mut n = 0;

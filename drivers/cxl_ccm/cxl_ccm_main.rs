@@ -49,6 +49,8 @@ mod link;
 mod regio;
 /// A tenant: its region, rings and data plane.
 mod tenant;
+/// Trace events (`cxl_ccm_events.h`).
+mod trace;
 /// The user ABI (`include/uapi/linux/cxl_ccm.h`).
 pub mod uapi;
 
@@ -315,6 +317,8 @@ impl Partitions {
 #[pin_data(PinnedDrop)]
 struct CcmDev {
     id: Identity,
+    /// N of `/dev/cxl_ccmN`, which names the device in trace events.
+    nr: u32,
     /// The device DMA is mapped for.
     dma_dev: ARef<Device>,
     /// Physical address of device memory (for user mappings of the input buffers).
@@ -567,6 +571,7 @@ impl PlatformDriver for CcmDriver {
         let dev = Attached(Arc::pin_init(
             try_pin_init!(CcmDev {
                 id,
+                nr: u32::try_from(pdev.id()).unwrap_or(u32::MAX),
                 dma_dev: pdev.as_dev().into(),
                 mem_phys: mem_res.start,
                 hw <- Revocable::new(hw),

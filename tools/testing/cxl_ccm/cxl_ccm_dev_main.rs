@@ -48,6 +48,8 @@ mod host_dma;
 mod pacer;
 mod status;
 mod tenant;
+/// Trace events (`cxl_ccm_dev_events.h`).
+mod trace;
 mod uthreads;
 mod visibility;
 
