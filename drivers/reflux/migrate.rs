@@ -251,8 +251,29 @@ impl RefluxDev {
         // The migration ends here: the actor is active where the table routes it. Running the
         // requests that waited (their host stages may run in this thread) is their time.
         t.end = now_ns();
+        self.trace_phases(id, from, to, &t);
         self.resume_parked(parked);
         Ok(t.record(id, from, to))
+    }
+
+    /// Traces the phases of a migration that completed, with their times `t`.
+    fn trace_phases(&self, id: u8, from: Side, to: Side, t: &Times) {
+        use crate::trace::phase::{CHECKPOINT, DRAIN, HANDOVER, REBUILD};
+        for (phase, begin, end) in [
+            (DRAIN, t.start, t.drained),
+            (CHECKPOINT, t.ckpt0, t.ready),
+            (REBUILD, t.rebuild0, t.active),
+            (HANDOVER, t.active, t.end),
+        ] {
+            crate::trace::reflux_migrate_phase(
+                self.nr,
+                u32::from(id),
+                crate::trace::side(from),
+                crate::trace::side(to),
+                phase,
+                end.saturating_sub(begin),
+            );
+        }
     }
 
     /// Step 3 of migrating actor `id`, started at `t0`: waits until no request in flight needs

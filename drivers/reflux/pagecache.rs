@@ -92,8 +92,13 @@ impl pagecache_hook::Hook for Hook {
 
     fn stale(&self, mapping: usize, index: u64, nr: u64, consume: bool) -> bool {
         with_dev(&self.0, mapping, |d| {
-            d.pagecache
-                .any_stale(index, nr, consume, |lba| page_tag(d, lba))
+            let stale = d
+                .pagecache
+                .any_stale(index, nr, consume, |lba| page_tag(d, lba));
+            if stale {
+                crate::trace::reflux_pagecache_stale(d.nr, index, nr);
+            }
+            stale
         })
         .unwrap_or(false)
     }

@@ -66,13 +66,27 @@ use crate::{
 };
 
 /// Counts the host's runs of its actors in their control state.
-struct HostRuns<'a>(&'a SpinLock<Controls>);
+struct HostRuns<'a> {
+    controls: &'a SpinLock<Controls>,
+    /// The device and the request, for the trace events.
+    dev: u32,
+    tag: u16,
+}
 
 impl StageObserver for HostRuns<'_> {
-    fn stage_done(&mut self, _stage: proto::pipeline::Stage, _bytes: usize, _host_ns: u64) {}
+    fn stage_done(&mut self, stage: proto::pipeline::Stage, bytes: usize, host_ns: u64) {
+        crate::trace::reflux_stage_run(
+            self.dev,
+            u32::from(self.tag),
+            crate::trace::side(proto::pipeline::Side::Host),
+            crate::trace::stage(stage),
+            u32::try_from(bytes).unwrap_or(u32::MAX),
+            host_ns,
+        );
+    }
 
     fn actor_ran(&mut self, actor: u8, blocks: u64) {
-        self.0.lock().ran(actor, blocks);
+        self.controls.lock().ran(actor, blocks);
     }
 }
 
@@ -153,6 +167,8 @@ pub(crate) struct Tuning {
 #[pin_data]
 pub(crate) struct RefluxDev {
     pub(crate) name: CString,
+    /// N of `/dev/refluxN`, which names the device in trace events.
+    pub(crate) nr: u32,
     /// The platform device: what the log lines are about (`dev_*!`).
     pub(crate) device: ARef<Device>,
     pub(crate) regs: MemRemap,
@@ -197,6 +213,7 @@ impl RefluxDev {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         name: CString,
+        nr: u32,
         device: ARef<Device>,
         regs: MemRemap,
         pmr: MemRemap,
@@ -215,6 +232,7 @@ impl RefluxDev {
         Arc::pin_init(
             try_pin_init!(Self {
                 name,
+                nr,
                 device,
                 regs,
                 pmr,
@@ -339,6 +357,12 @@ impl RefluxDev {
     pub(crate) fn submit(&self, d: &SubmissionDescriptor) -> Result {
         self.rings.submit(&self.pmr, &self.regs, &self.layout, d)?;
         self.stats.inc(Counter::Submitted);
+        crate::trace::reflux_rq_submit(
+            self.nr,
+            u32::from(d.tag),
+            u32::from(d.stage_start),
+            u32::from(d.placement),
+        );
         Ok(())
     }
 
@@ -380,7 +404,11 @@ impl RefluxDev {
                     &req,
                     &plan,
                     scratch,
-                    &mut HostRuns(&self.controls),
+                    &mut HostRuns {
+                        controls: &self.controls,
+                        dev: self.nr,
+                        tag,
+                    },
                 )
             },
         );
@@ -455,6 +483,12 @@ impl RefluxDev {
             self.stats.inc(Counter::Errors);
         }
         self.stats.inc(Counter::Completed);
+        crate::trace::reflux_rq_complete(
+            self.nr,
+            u32::from(tag),
+            crate::trace::ret(&status),
+            now_ns().saturating_sub(f.t0_ns),
+        );
         if Request::end(f.rq, status).is_err() {
             pr_warn_ratelimited!(
                 "{}: request {tag} still referenced at its end\n",
@@ -694,6 +728,14 @@ impl Operations for Queue {
             return Err(EIO);
         }
         let d = dev.descriptor(&rq, dir)?;
+        crate::trace::reflux_rq_issue(
+            dev.nr,
+            u32::from(d.tag),
+            u32::from(abi::opcode_pipeline(d.opcode)),
+            u32::from(dir),
+            d.lba,
+            u32::from(d.nr_blocks),
+        );
         if rq.is_polled() {
             dev.stats.inc(Counter::Polled);
         }

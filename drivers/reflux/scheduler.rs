@@ -140,7 +140,12 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
         };
         let n = actor_views(&dev, &shares, cores, &mut views);
         let decision = sched.step(&params, &sample, &views[..n]);
+        let before = dev.inflight_permille();
         dev.set_inflight_permille(decision.inflight_permille);
+        let after = dev.inflight_permille();
+        if after != before {
+            crate::trace::reflux_throttle(dev.nr, before, after, sample.temp_milli_c);
+        }
         if let Some(m) = decision.migrate {
             carry_out(&dev, &mut sched, m, &decision);
         }

@@ -58,6 +58,8 @@ mod sched_state;
 mod scheduler;
 mod segments;
 mod stats;
+/// Trace events (`reflux_events.h`).
+mod trace;
 
 use bound::Bound;
 use proto::pipeline::Route;
@@ -553,7 +555,8 @@ impl PlatformDriver for RefluxDriver {
         let irq_line = pdev.irq(0).filter(|_| id.caps & abi::CAP_IRQ != 0);
         let tuning = Self::tuning(pmr_res)?;
         let device = pdev.as_dev().into();
-        let dev = RefluxDev::new(name, device, regs, pmr, layout, id, cfg, tuning)?;
+        let nr = u32::try_from(pdev.id()).unwrap_or(u32::MAX);
+        let dev = RefluxDev::new(name, nr, device, regs, pmr, layout, id, cfg, tuning)?;
         migrate::settle_at_mount(&dev, &cfg.registration())?;
         // A failure before this leaves the device disabled, as probe found it. Its PMR stays
         // mounted (generation + 1, not clean, the rings reset): what a host that died in probe
