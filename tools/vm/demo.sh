@@ -95,7 +95,7 @@ reflux_tour() {
 
 demo() {
 	say "== cxlstack tour: Linux $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs," \
-		"NUMA nodes $(ls -d /sys/devices/system/node/node* | sed 's|.*node||' | tr '\n' ' ')"
+		"NUMA nodes $(ls -d /sys/devices/system/node/node* | sed 's|.*node||' | tr '\n' ' ' | sed 's/ $//')"
 	quietly cxl.cxl_test && quietly modules.load || return 1
 	cxl=$(ls /sys/bus/cxl/devices/)
 	# shellcheck disable=SC2086 # the list on one line
