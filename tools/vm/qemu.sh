@@ -9,7 +9,8 @@
 # VM_POWERCUT=1 (QEMU killed with SIGKILL is the expected end: exit 0), ENGINE_BIN (the
 # compression engine process to run next to QEMU, below).
 # Writes LOGDIR/console.log (ttyS0: the kernel console) and LOGDIR/tests.log
-# (ttyS1: test output). Exits with QEMU's status, 124 if the timeout hit.
+# (ttyS1: test output; make run shows it on the terminal too). Exits with
+# QEMU's status, 124 if the timeout hit.
 #
 # The machine: TCG (KVM only if CXLSTACK_KVM=1 and /dev/kvm answers), 2 vCPUs,
 # 2 GiB in two NUMA nodes: node 0 has the CPUs, node 1 is memory-only, as a
@@ -113,9 +114,11 @@ args=(-accel "$accel" -cpu "$cpu" -smp 2 -m $((2048 + (node2_size >> 20)))M
       -kernel "$KERNEL_IMAGE" -initrd "$INITRAMFS" -append "$append"
       -display none -monitor none -no-reboot)
 if [ "$mode" = run ]; then
-	# The console is the demo's output: show it and keep a copy.
-	args+=(-chardev "stdio,id=con,signal=off,logfile=$logdir/console.log"
-	       -serial chardev:con -serial "file:$logdir/tests.log")
+	# make run: the tour (ttyS1) on the terminal, a copy in tests.log; the
+	# kernel's messages in console.log only, so that the tour reads cleanly.
+	args+=(-serial "file:$logdir/console.log"
+	       -chardev "stdio,id=tour,signal=off,logfile=$logdir/tests.log" -serial chardev:tour)
+	log "booting the VM (QEMU TCG, 2 CPUs; the kernel's log goes to $logdir/console.log)"
 else
 	args+=(-serial "file:$logdir/console.log" -serial "file:$logdir/tests.log")
 fi
@@ -132,5 +135,11 @@ fi
 if [ $rc = 124 ] || [ $rc = 137 ]; then
 	log "the VM did not power off within ${VM_TIMEOUT:-900}s (logs in $logdir)"
 	rc=124
+fi
+# make run: the kernel's messages were not on the terminal, so say when the
+# VM stopped before the tour's end (an oops panics it: oops=panic).
+if [ "$mode" = run ] && [ $rc = 0 ] && ! grep -q '##cxlstack done' "$logdir/console.log"; then
+	log "the VM stopped before the end of the tour: see $logdir/console.log"
+	rc=1
 fi
 exit $rc
