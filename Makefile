@@ -88,7 +88,8 @@ modules: kernel
 	$(MAKE) -C $(KBUILD_OUTPUT) $(KBUILD_MAKE_ARGS) M=$(CURDIR) CLIPPY=1 modules
 	@echo "$(KBUILD_OUTPUT)" >$(MODULES_KERNEL)
 
-$(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/*.h) tools/lib/cxlccm/cxlccm_barrier.h | kernel
+$(OUT)/selftests/%: selftests/%.c include/uapi/linux/*.h $(wildcard selftests/*/*.h) \
+		tools/lib/cxlccm/cxlccm_barrier.h tools/lib/cxlccm/cxlccm_ring.h | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $< $(SELFTEST_LDLIBS)
 
@@ -142,7 +143,7 @@ $(OUT)/benchbin/cxlccm_xform_rs: $(wildcard tools/cxlccm/src/*.rs tools/cxlccm/e
 	install -D tools/target/x86_64-unknown-linux-gnu/release/examples/xform $@
 
 $(OUT)/benchbin/%: bench/%.c include/uapi/linux/*.h $(wildcard bench/*.h) tools/lib/cxlccm/cxlccm_barrier.h \
-		selftests/cxl_ccm/dev_params.h | kernel
+		tools/lib/cxlccm/cxlccm_ring.h selftests/cxl_ccm/dev_params.h | kernel
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $<
 

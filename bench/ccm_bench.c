@@ -38,7 +38,7 @@
 
 #include "bench.h"
 #include "calib.h"
-#include "../tools/lib/cxlccm/cxlccm_barrier.h"
+#include "../tools/lib/cxlccm/cxlccm_ring.h"
 #include "llm.h"
 
 /*
@@ -233,22 +233,20 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 {
 	struct cxl_ccm_configure cfg;
 	struct cxl_ccm_release_entry *ents = NULL;
-	const struct cxl_ccm_ring_headers *hdr = MAP_FAILED;
-	const struct cxl_ccm_metadata_record *md = MAP_FAILED;
-	const __u8 *pl = MAP_FAILED;
-	__u8 *in = MAP_FAILED;
+	struct cxlccm_ring ring = { 0 };
+	__u8 *in;
 	unsigned int launched = 0, finals = 0, nent = 0, i, depth = o->depth, regions;
 	struct pr_graph g = { 0 };
 	__u64 *rank = NULL;
 	bool pr = o->vertices > 0;
-	__u32 head, base, slot;
-	__u64 t0, busy = 0, in_launch = 0, polling = 0, empty_since = 0, pl_bytes, per_launch;
+	__u32 head, base;
+	__u64 t0, busy = 0, in_launch = 0, polling = 0, empty_since = 0, per_launch;
 	__u64 releasing = 0, tr;
 	__u64 region;
 	__u64 *dist = NULL, *top = NULL;
 	unsigned int *ntop = NULL;
 	struct cxl_ccm_stats st;
-	int fd, rc_ = -1;
+	int fd, rc_ = -1, err;
 	bool sls = o->samples > 0, knn = o->dim > 0 && !sls, ssb = o->ssb != 0;
 	__u64 *sums = NULL;
 	__s32 *pooled = NULL;
@@ -287,15 +285,12 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 		fail(res, "CONFIGURE: errno %llu", errno, 0);
 		goto out;
 	}
-	hdr = mmap(NULL, cfg.headers_size, PROT_READ, MAP_SHARED, fd, CXL_CCM_MMAP_HEADERS);
-	md = mmap(NULL, cfg.metadata_ring_size, PROT_READ, MAP_SHARED, fd, CXL_CCM_MMAP_METADATA);
-	pl = mmap(NULL, cfg.payload_ring_size, PROT_READ, MAP_SHARED, fd, CXL_CCM_MMAP_PAYLOAD);
-	in = mmap(NULL, cfg.input_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		  CXL_CCM_MMAP_INPUT);
-	if (hdr == MAP_FAILED || md == MAP_FAILED || pl == MAP_FAILED || in == MAP_FAILED) {
-		fail(res, "mmap: errno %llu", errno, 0);
+	err = cxlccm_ring_map(&ring, fd, &cfg);
+	if (err) {
+		fail(res, "mmap: errno %llu", -err, 0);
 		goto out;
 	}
+	in = ring.in;
 	if (knn) {
 		unsigned int d, r;
 
@@ -361,8 +356,6 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 		for (i = 0; i < cfg.input_size / 4; i++)
 			((__u32 *)in)[i] = i * 2654435761U;
 	}
-	slot = hdr->payload.slot_size;
-	pl_bytes = (__u64)cfg.payload_slots * slot;
 	ents = calloc(CXL_CCM_RELEASE_MAX, sizeof(*ents));
 	if (!ents) {
 		fail(res, "out of memory", 0, 0);
@@ -435,7 +428,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 			in_launch += now_ns() - t;
 			launched++;
 		}
-		tail = cxl_ccm_load_tail(&hdr->metadata.tail);
+		tail = cxlccm_ring_md_tail(&ring);
 		if (tail == head) {
 			if (!empty_since)
 				empty_since = now_ns();
@@ -472,12 +465,13 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 			polling += now_ns() - empty_since;
 		empty_since = 0;
 		for (; head != tail; head++) {
-			struct cxl_ccm_metadata_record r = md[head & (cfg.metadata_slots - 1)];
+			struct cxl_ccm_metadata_record r;
+			bool fresh = cxlccm_ring_record(&ring, head, &r);
 			__u64 t = now_ns();
-			__u64 off;
-			__u32 crc = ~0U;
+			const void *pc[2];
+			size_t pn[2];
 
-			if (r.seq != head) {
+			if (!fresh) {
 				fail(res, "stale record %llu at %llu", r.seq, head);
 				goto out_free;
 			}
@@ -485,14 +479,8 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				fail(res, "error record, status %llu tag %llu", r.status, r.tag);
 				goto out_free;
 			}
-			off = (__u64)(r.payload_index & (cfg.payload_slots - 1)) * slot;
-			if (off + r.length <= pl_bytes) {
-				crc = cxl_ccm_crc32c_update(crc, pl + off, r.length);
-			} else {
-				crc = cxl_ccm_crc32c_update(crc, pl + off, pl_bytes - off);
-				crc = cxl_ccm_crc32c_update(crc, pl, r.length - (pl_bytes - off));
-			}
-			if (~crc != r.checksum) {
+			cxlccm_ring_payload(&ring, r.payload_index, r.length, pc, pn);
+			if (cxlccm_ring_crc32c(pc, pn) != r.checksum) {
 				fail(res, "checksum mismatch, record %llu tag %llu", head, r.tag);
 				goto out_free;
 			}
@@ -511,13 +499,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 					     head, r.tag);
 					goto out_free;
 				}
-				if (off + r.length <= pl_bytes) {
-					memcpy(sm, pl + off, r.length);
-				} else {
-					memcpy(sm, pl + off, pl_bytes - off);
-					memcpy((__u8 *)sm + (pl_bytes - off), pl,
-					       r.length - (pl_bytes - off));
-				}
+				cxlccm_ring_read(pc, pn, 0, r.length, sm);
 				for (k = 0; k < n; k++) {
 					__u64 c;
 
@@ -544,12 +526,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 					goto out_free;
 				}
 				sm = r.result_offset / vec;
-				if (off + vec <= pl_bytes) {
-					memcpy(v, pl + off, vec);
-				} else {
-					memcpy(v, pl + off, pl_bytes - off);
-					memcpy((__u8 *)v + (pl_bytes - off), pl, vec - (pl_bytes - off));
-				}
+				cxlccm_ring_read(pc, pn, 0, vec, v);
 				{
 					__s64 dot = 0;
 
@@ -568,12 +545,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 					fail(res, "record %llu: bad partial (tag %llu)", head, r.tag);
 					goto out_free;
 				}
-				if (off + 16 <= pl_bytes) {
-					memcpy(p, pl + off, 16);
-				} else {
-					memcpy(p, pl + off, pl_bytes - off);
-					memcpy((__u8 *)p + (pl_bytes - off), pl, 16 - (pl_bytes - off));
-				}
+				cxlccm_ring_read(pc, pn, 0, 16, p);
 				sums[2 * l] += p[0];
 				sums[2 * l + 1] += p[1];
 			}
@@ -588,12 +560,11 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 					     head, r.tag);
 					goto out_free;
 				}
-				if (off + r.length <= pl_bytes) {
-					dd = (const __u64 *)(pl + off);
+				/* In place unless it wraps at the ring end. */
+				if (!pn[1]) {
+					dd = pc[0];
 				} else {
-					memcpy(tmp, pl + off, pl_bytes - off);
-					memcpy((__u8 *)tmp + (pl_bytes - off), pl,
-					       r.length - (pl_bytes - off));
+					cxlccm_ring_read(pc, pn, 0, r.length, tmp);
 					dd = tmp;
 				}
 				for (k = 0; k < n; k++) {
@@ -769,14 +740,7 @@ out:
 	free(top);
 	free(ntop);
 	/* The mappings hold the file: the tenant goes only once they are gone. */
-	if (hdr != MAP_FAILED)
-		munmap((void *)hdr, cfg.headers_size);
-	if (md != MAP_FAILED)
-		munmap((void *)md, cfg.metadata_ring_size);
-	if (pl != MAP_FAILED)
-		munmap((void *)pl, cfg.payload_ring_size);
-	if (in != MAP_FAILED)
-		munmap(in, cfg.input_size);
+	cxlccm_ring_unmap(&ring);
 	close(fd);
 	(void)base;
 	return rc_;

@@ -23,6 +23,7 @@
 #define CCM_BENCH_LLM_H
 
 #include "bench.h"
+#include "../tools/lib/cxlccm/cxlccm_ring.h"
 
 #define LLM_MAX_HEADS	8
 #define LLM_MAX_DIM	128
@@ -107,17 +108,6 @@ static const __s32 *llm_reference(const struct opts *o)
 	return ref;
 }
 
-/* Copies a payload out of the ring, wrapping at its end. */
-static inline void llm_read(const __u8 *pl, __u64 pl_bytes, __u64 off, void *to, __u32 len)
-{
-	if (off + len <= pl_bytes) {
-		memcpy(to, pl + off, len);
-	} else {
-		memcpy(to, pl + off, pl_bytes - off);
-		memcpy((__u8 *)to + (pl_bytes - off), pl, len - (pl_bytes - off));
-	}
-}
-
 /* A record the host holds until its block is whole. */
 struct llm_held {
 	struct cxl_ccm_metadata_record r;
@@ -131,19 +121,17 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 	const __u64 rec = (__u64)R * D * 4;
 	const __u64 per_launch = (__u64)H * (o->q_rows + 2 * o->tokens) * D * 2;
 	struct cxl_ccm_configure cfg;
-	const struct cxl_ccm_ring_headers *hdr = MAP_FAILED;
-	const struct cxl_ccm_metadata_record *md = MAP_FAILED;
-	const __u8 *pl = MAP_FAILED;
-	__u8 *in = MAP_FAILED;
+	struct cxlccm_ring ring = { 0 };
+	__u8 *in;
 	struct llm_held held[2 * LLM_MAX_HEADS * LLM_MAX_ROWS];
 	unsigned int nheld = 0, launched = 0, finals = 0, i;
 	static __s32 att[LLM_MAX_LAUNCHES][LLM_MAX_HEADS][LLM_MAX_ROWS][LLM_MAX_DIM];
 	static __s64 proj[LLM_MAX_LAUNCHES][LLM_MAX_ROWS][LLM_HIDDEN_MAX];
-	__u64 t0, busy = 0, in_launch = 0, polling = 0, empty_since = 0, pl_bytes, last_progress;
+	__u64 t0, busy = 0, in_launch = 0, polling = 0, empty_since = 0, last_progress;
 	const __s32 *ref = llm_reference(o);
 	struct cxl_ccm_stats st;
 	__u32 head, base;
-	int fd, ret = -1;
+	int fd, ret = -1, err;
 
 	memset(res, 0, sizeof(*res));
 	res->verified = true;
@@ -170,15 +158,12 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 		fail(res, "CONFIGURE: errno %llu", errno, 0);
 		goto out;
 	}
-	hdr = mmap(NULL, cfg.headers_size, PROT_READ, MAP_SHARED, fd, CXL_CCM_MMAP_HEADERS);
-	md = mmap(NULL, cfg.metadata_ring_size, PROT_READ, MAP_SHARED, fd, CXL_CCM_MMAP_METADATA);
-	pl = mmap(NULL, cfg.payload_ring_size, PROT_READ, MAP_SHARED, fd, CXL_CCM_MMAP_PAYLOAD);
-	in = mmap(NULL, cfg.input_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		  CXL_CCM_MMAP_INPUT);
-	if (hdr == MAP_FAILED || md == MAP_FAILED || pl == MAP_FAILED || in == MAP_FAILED) {
-		fail(res, "mmap: errno %llu", errno, 0);
+	err = cxlccm_ring_map(&ring, fd, &cfg);
+	if (err) {
+		fail(res, "mmap: errno %llu", -err, 0);
 		goto out;
 	}
+	in = ring.in;
 	/* The key-value cache: every head's 1K keys and values, after the query rows. */
 	{
 		__s16 *kv = (__s16 *)in + (__u64)H * o->q_rows * D;
@@ -190,7 +175,6 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 					for (d = 0; d < D; d++)
 						*kv++ = llm_elem(w, h, t, d);
 	}
-	pl_bytes = (__u64)cfg.payload_slots * hdr->payload.slot_size;
 	base = head = cfg.index_base;
 
 	t0 = last_progress = now_ns();
@@ -225,7 +209,7 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 			in_launch += now_ns() - t;
 			launched++;
 		}
-		tail = __atomic_load_n(&hdr->metadata.tail, __ATOMIC_ACQUIRE);
+		tail = cxlccm_ring_md_tail(&ring);
 		if (tail == head) {
 			/*
 			 * Nothing new. Interrupt mode sleeps in WAIT; the polled modes spin
@@ -248,7 +232,7 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 				if (!ioctl(fd, CXL_CCM_IOC_WAIT, &w) || errno == EAGAIN) {
 					last_progress = irq ? now_ns() : last_progress;
 				} else if (errno == EDEADLK) {
-					__u32 need = H * (rec / hdr->payload.slot_size);
+					__u32 need = H * (rec / ring.slot_size);
 
 					res->deadlock = true;
 					res->verified = need > cfg.payload_slots;
@@ -275,25 +259,20 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 			polling += last_progress - empty_since;
 		empty_since = 0;
 		for (; head != tail; head++) {
-			struct cxl_ccm_metadata_record r = md[head & (cfg.metadata_slots - 1)];
-			__u64 t = now_ns(), off;
+			struct cxl_ccm_metadata_record r;
+			bool fresh = cxlccm_ring_record(&ring, head, &r);
+			__u64 t = now_ns();
 			unsigned int l = r.tag - base, idx, n = 0;
-			__u32 crc = ~0U;
+			const void *pc[2];
+			size_t pn[2];
 
-			off = (__u64)(r.payload_index & (cfg.payload_slots - 1)) *
-			      hdr->payload.slot_size;
-			if (r.seq != head || (r.flags & CXL_CCM_MD_FLAG_ERROR) || r.length != rec ||
+			if (!fresh || (r.flags & CXL_CCM_MD_FLAG_ERROR) || r.length != rec ||
 			    l >= launched || r.result_offset % rec) {
 				fail(res, "record %llu: bad (status %llu)", head, r.status);
 				goto out;
 			}
-			if (off + r.length <= pl_bytes) {
-				crc = cxl_ccm_crc32c_update(crc, pl + off, r.length);
-			} else {
-				crc = cxl_ccm_crc32c_update(crc, pl + off, pl_bytes - off);
-				crc = cxl_ccm_crc32c_update(crc, pl, r.length - (pl_bytes - off));
-			}
-			if (~crc != r.checksum) {
+			cxlccm_ring_payload(&ring, r.payload_index, r.length, pc, pn);
+			if (cxlccm_ring_crc32c(pc, pn) != r.checksum) {
 				fail(res, "checksum mismatch, record %llu tag %llu", head, r.tag);
 				goto out;
 			}
@@ -323,13 +302,11 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 						continue;
 					}
 					/* A record may wrap around the ring's end, even mid-row. */
+					cxlccm_ring_payload(&ring, hd->r.payload_index, hd->r.length,
+							    pc, pn);
 					for (rr = 0; rr < R; rr++)
-						llm_read(pl, pl_bytes,
-							 ((__u64)(hd->r.payload_index &
-								  (cfg.payload_slots - 1)) *
-								  hdr->payload.slot_size +
-							  (__u64)rr * D * 4) % pl_bytes,
-							 &cat[rr][hd->head * D], D * 4);
+						cxlccm_ring_read(pc, pn, (size_t)rr * D * 4, D * 4,
+								 &cat[rr][hd->head * D]);
 					e[k++] = (struct cxl_ccm_release_entry){
 						hd->r.payload_index, hd->r.length };
 					*hd = held[--nheld];
@@ -423,14 +400,7 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 	ret = res->verified ? 0 : -1;
 out:
 	/* The mappings hold the file: the tenant (and a deadlocked stream) goes once they are gone. */
-	if (hdr != MAP_FAILED)
-		munmap((void *)hdr, cfg.headers_size);
-	if (md != MAP_FAILED)
-		munmap((void *)md, cfg.metadata_ring_size);
-	if (pl != MAP_FAILED)
-		munmap((void *)pl, cfg.payload_ring_size);
-	if (in != MAP_FAILED)
-		munmap(in, cfg.input_size);
+	cxlccm_ring_unmap(&ring);
 	close(fd);
 	return ret;
 }

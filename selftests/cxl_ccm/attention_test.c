@@ -120,7 +120,7 @@ TEST_F_TIMEOUT(attn, every_row, 60)
 {
 	/* 18 query rows (a last block of 2) at positions 30..47 over 48 tokens. */
 	const struct shape s = { .tokens = 48, .q_first = 30, .q_rows = 18, .heads = 3, .shift = 6 };
-	__s16 *in = self->t.in;
+	__s16 *in = self->t.ring.in;
 	__s16 *k1 = in + ((__u64)s.heads * s.q_rows + s.tokens) * DIM;
 	static __s32 out[3 * 18 * DIM];
 	__u32 status = 1, i;
@@ -177,7 +177,6 @@ static int hold_blocks(struct __test_metadata *_metadata, struct ktenant *t,
 {
 	__u32 records = s->heads * ((s->q_rows + ROWS - 1) / ROWS), held = 0, done = 0;
 	__u32 first = t->head;
-	__u64 pl_bytes = (__u64)t->cfg.payload_slots * t->hdr->payload.slot_size;
 	struct cxl_ccm_release_entry e[64];
 
 	while (done < records) {
@@ -186,7 +185,8 @@ static int hold_blocks(struct __test_metadata *_metadata, struct ktenant *t,
 			.timeout_ns = 20ULL * 1000 * 1000 * 1000, .flags = CXL_CCM_WAIT_FLAG_DEADLOCK,
 		};
 		struct cxl_ccm_metadata_record r;
-		__u64 off;
+		const void *piece[2];
+		size_t piece_len[2];
 
 		if (ioctl(t->fd, CXL_CCM_IOC_WAIT, &w)) {
 			if (errno == EDEADLK) {
@@ -196,19 +196,19 @@ static int hold_blocks(struct __test_metadata *_metadata, struct ktenant *t,
 			TH_LOG("WAIT: %s", strerror(errno));
 			return -1;
 		}
-		r = t->md[(first + held) & (t->cfg.metadata_slots - 1)];
-		if (r.seq != first + held || r.status || r.length != ROWS * DIM * 4) {
+		if (!cxlccm_ring_record(&t->ring, first + held, &r) || r.status ||
+		    r.length != ROWS * DIM * 4) {
 			TH_LOG("record %u: seq %u status %u length %u", first + held, r.seq,
 			       r.status, r.length);
 			return -1;
 		}
-		off = (__u64)(r.payload_index & (t->cfg.payload_slots - 1)) *
-		      t->hdr->payload.slot_size;
-		if (off + r.length > pl_bytes || cxl_ccm_crc32c(t->pl + off, r.length) != r.checksum) {
+		/* Held in place: the ring's size keeps a record from wrapping. */
+		cxlccm_ring_payload(&t->ring, r.payload_index, r.length, piece, piece_len);
+		if (piece_len[0] != r.length || cxlccm_ring_crc32c(piece, piece_len) != r.checksum) {
 			TH_LOG("record %u: wraps or checksum mismatch", r.seq);
 			return -1;
 		}
-		memcpy((__u8 *)out + r.result_offset, t->pl + off, r.length);
+		memcpy((__u8 *)out + r.result_offset, piece[0], r.length);
 		e[held].payload_index = r.payload_index;
 		e[held].length = r.length;
 		if (++held == s->heads) {
@@ -237,10 +237,10 @@ TEST_F_TIMEOUT(attn, block_fits, 60)
 	const struct shape s = { .tokens = 24, .q_first = 8, .q_rows = 16, .heads = 8, .shift = 6 };
 	static __s32 out[8 * 16 * DIM];
 
-	fill(&s, self->t.in, 11);
+	fill(&s, self->t.ring.in, 11);
 	ASSERT_EQ(0, launch_attn(self->t.fd, &s, ROWS, DIM, in_bytes(&s)));
 	ASSERT_EQ(32, hold_blocks(_metadata, &self->t, &s, out));
-	check_all(_metadata, &s, self->t.in, out);
+	check_all(_metadata, &s, self->t.ring.in, out);
 }
 
 TEST_F_TIMEOUT(attn, deadlock_detected, 60)
@@ -251,7 +251,7 @@ TEST_F_TIMEOUT(attn, deadlock_detected, 60)
 	__u32 status = 1;
 
 	ASSERT_LE(in_bytes(&s), self->t.cfg.input_size);
-	fill(&s, self->t.in, 13);
+	fill(&s, self->t.ring.in, 13);
 	memset(out, 0x5a, sizeof(out));
 	ASSERT_EQ(0, launch_attn(self->t.fd, &s, ROWS, DIM, in_bytes(&s)));
 	ASSERT_EQ(-EDEADLK, hold_blocks(_metadata, &self->t, &s, out));
@@ -262,7 +262,7 @@ TEST_F_TIMEOUT(attn, deadlock_detected, 60)
 	 */
 	ASSERT_EQ(40, ktenant_collect(_metadata, &self->t, out, sizeof(out), &status));
 	EXPECT_EQ(0U, status);
-	check_all(_metadata, &s, self->t.in, out);
+	check_all(_metadata, &s, self->t.ring.in, out);
 }
 
 TEST_HARNESS_MAIN

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Shared helpers of the cxl_ccm AXLE selftests: a tenant (open, CONFIGURE,
- * the four mmaps), STREAM_XFORM launches whose input depends on a per-launch
- * seed, and a consumer that checks every record it reads against an
- * independent model of the expected output.
+ * the four mmaps, checked), STREAM_XFORM launches whose input depends on a
+ * per-launch seed, and a consumer that checks every record it reads against
+ * an independent model of the expected output. The ring mechanics (mapping,
+ * tail loads, record and payload copies) are libcxlccm's (cxlccm_ring.h);
+ * what is checked about them is here.
  *
  * The consumer (struct axle_run) copies the records [head, tail) after an
  * acquire load of the metadata tail, and for each one checks:
@@ -46,7 +48,7 @@
 #include <linux/cxl_ccm.h>
 
 #include "kselftest_harness.h"
-#include "../../tools/lib/cxlccm/cxlccm_barrier.h"
+#include "../../tools/lib/cxlccm/cxlccm_ring.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the device writes little-endian words; these tests compare host words"
@@ -198,15 +200,8 @@ struct axle_tenant {
 	int fd;
 	struct cxl_ccm_info info;
 	struct cxl_ccm_configure cfg;	/* as CONFIGURE returned it */
-	const struct cxl_ccm_ring_headers *hdr;
-	const struct cxl_ccm_metadata_record *md;
-	const __u8 *pl;
-	__u8 *in;
-	__u32 md_slots;
-	__u32 pl_slots;
-	__u32 slot_size;
-	__u32 sf_bytes;
-	__u64 pl_bytes;			/* payload_slots * slot_size */
+	struct cxlccm_ring ring;	/* the mappings and the geometry */
+	__u32 sf_bytes;			/* streaming factor in bytes */
 };
 
 static inline struct cxl_ccm_configure axle_config(__u32 md_slots, __u32 pl_slots,
@@ -262,25 +257,9 @@ static inline bool axle_open_or_skip(struct __test_metadata *_metadata,
 	return true;
 }
 
-static inline void axle_unmap(struct axle_tenant *t)
-{
-	if (t->hdr)
-		munmap((void *)t->hdr, t->cfg.headers_size);
-	if (t->md)
-		munmap((void *)t->md, t->cfg.metadata_ring_size);
-	if (t->pl)
-		munmap((void *)t->pl, t->cfg.payload_ring_size);
-	if (t->in)
-		munmap(t->in, t->cfg.input_size);
-	t->hdr = NULL;
-	t->md = NULL;
-	t->pl = NULL;
-	t->in = NULL;
-}
-
 static inline void axle_close(struct axle_tenant *t)
 {
-	axle_unmap(t);
+	cxlccm_ring_unmap(&t->ring);
 	if (t->fd >= 0)
 		close(t->fd);
 	t->fd = -1;
@@ -293,52 +272,34 @@ static inline __u64 axle_page_up(__u64 n)
 	return (n + page - 1) / page * page;
 }
 
-static inline void *axle_mmap(const struct axle_tenant *t, size_t len, int prot, __u64 off)
-{
-	return mmap(NULL, len, prot, MAP_SHARED, t->fd, off);
-}
-
 /*
- * Map the four areas of a configured tenant and check the CONFIGURE output
- * and the initial state of the ring headers.
+ * Map the four areas of a configured tenant (cxlccm_ring.h) and check the
+ * CONFIGURE output and the geometry in the ring headers against what was
+ * asked for.
  */
 static inline void axle_map(struct __test_metadata *_metadata, struct axle_tenant *t)
 {
 	const struct cxl_ccm_configure *c = &t->cfg;
+	__u32 slot_size = c->slot_size ? c->slot_size : CXL_CCM_DEFAULT_SLOT_SIZE;
 	const struct cxl_ccm_ring_headers *h;
-	void *p;
+	int ret;
 
-	t->slot_size = c->slot_size ? c->slot_size : CXL_CCM_DEFAULT_SLOT_SIZE;
-	t->md_slots = c->metadata_slots;
-	t->pl_slots = c->payload_slots;
-	t->sf_bytes = c->streaming_factor ? c->streaming_factor : t->slot_size;
-	t->pl_bytes = (__u64)t->pl_slots * t->slot_size;
-
+	t->sf_bytes = c->streaming_factor ? c->streaming_factor : slot_size;
 	ASSERT_GT(t->info.max_tenants, c->tenant);
 	ASSERT_LE(sizeof(struct cxl_ccm_ring_headers), c->headers_size);
 	ASSERT_EQ(axle_page_up(c->headers_size), c->headers_size);
-	ASSERT_EQ(axle_page_up((__u64)t->md_slots * CXL_CCM_METADATA_RECORD_SIZE),
+	ASSERT_EQ(axle_page_up((__u64)c->metadata_slots * CXL_CCM_METADATA_RECORD_SIZE),
 		  c->metadata_ring_size);
-	ASSERT_EQ(axle_page_up(t->pl_bytes), c->payload_ring_size);
+	ASSERT_EQ(axle_page_up((__u64)c->payload_slots * slot_size), c->payload_ring_size);
 
-	p = axle_mmap(t, c->headers_size, PROT_READ, CXL_CCM_MMAP_HEADERS);
-	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap headers: %s", strerror(errno));
-	t->hdr = p;
-	p = axle_mmap(t, c->metadata_ring_size, PROT_READ, CXL_CCM_MMAP_METADATA);
-	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap metadata: %s", strerror(errno));
-	t->md = p;
-	p = axle_mmap(t, c->payload_ring_size, PROT_READ, CXL_CCM_MMAP_PAYLOAD);
-	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap payload: %s", strerror(errno));
-	t->pl = p;
-	p = axle_mmap(t, c->input_size, PROT_READ | PROT_WRITE, CXL_CCM_MMAP_INPUT);
-	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap input: %s", strerror(errno));
-	t->in = p;
+	ret = cxlccm_ring_map(&t->ring, t->fd, c);
+	ASSERT_EQ(0, ret) TH_LOG("mapping the rings: %s", strerror(-ret));
 
-	h = t->hdr;
-	ASSERT_EQ(t->md_slots, h->metadata.capacity);
+	h = t->ring.hdr;
+	ASSERT_EQ(c->metadata_slots, h->metadata.capacity);
 	ASSERT_EQ((__u32)CXL_CCM_METADATA_RECORD_SIZE, h->metadata.slot_size);
-	ASSERT_EQ(t->pl_slots, h->payload.capacity);
-	ASSERT_EQ(t->slot_size, h->payload.slot_size);
+	ASSERT_EQ(c->payload_slots, h->payload.capacity);
+	ASSERT_EQ(slot_size, h->payload.slot_size);
 	ASSERT_EQ((__u32)CXL_CCM_LAUNCH_SLOTS, h->launch.slots);
 }
 
@@ -351,14 +312,14 @@ static inline void axle_tenant_setup(struct __test_metadata *_metadata, struct a
 		TH_LOG("CONFIGURE: %s", strerror(errno));
 	axle_map(_metadata, t);
 	/* Nothing launched yet: both tails at index_base. */
-	ASSERT_EQ(cfg->index_base, __atomic_load_n(&t->hdr->metadata.tail, __ATOMIC_ACQUIRE));
-	ASSERT_EQ(cfg->index_base, __atomic_load_n(&t->hdr->payload.tail, __ATOMIC_ACQUIRE));
+	ASSERT_EQ(cfg->index_base, cxlccm_ring_md_tail(&t->ring));
+	ASSERT_EQ(cfg->index_base, cxlccm_ring_pl_tail(&t->ring));
 }
 
 /* Write the input of a launch with @seed: @size bytes at @off. */
 static inline void axle_fill(struct axle_tenant *t, __u64 off, __u32 size, __u32 seed)
 {
-	__u8 *p = t->in + off;
+	__u8 *p = (__u8 *)t->ring.in + off;
 	__u32 i, w;
 
 	for (i = 0; i + 4 <= size; i += 4) {
@@ -434,38 +395,6 @@ static inline int axle_ioc_wait(int fd, struct cxl_ccm_wait *w, __u32 min_record
 	w->metadata_head = head;
 	w->timeout_ns = timeout_ns;
 	return ioctl(fd, CXL_CCM_IOC_WAIT, w);
-}
-
-/* The tails, with the read barrier the write-combining rings need (cxlccm_barrier.h). */
-static inline __u32 axle_md_tail(const struct axle_tenant *t)
-{
-	return cxl_ccm_load_tail(&t->hdr->metadata.tail);
-}
-
-static inline __u32 axle_pl_tail(const struct axle_tenant *t)
-{
-	return cxl_ccm_load_tail(&t->hdr->payload.tail);
-}
-
-/* Copy the record of metadata index @i (read it once, then use the copy). */
-static inline void axle_read_record(const struct axle_tenant *t, __u32 i,
-				    struct cxl_ccm_metadata_record *rec)
-{
-	memcpy(rec, &t->md[i & (t->md_slots - 1)], sizeof(*rec));
-}
-
-/*
- * Copy @len payload bytes starting at the slot of free-running index @index;
- * bytes beyond the ring end continue at the ring start.
- */
-static inline void axle_read_payload(const struct axle_tenant *t, __u32 index, __u32 len,
-				     __u8 *dst)
-{
-	__u64 off = (__u64)(index & (t->pl_slots - 1)) * t->slot_size;
-	__u64 first = AXLE_MIN((__u64)len, t->pl_bytes - off);
-
-	memcpy(dst, t->pl + off, first);
-	memcpy(dst + first, t->pl, len - first);
 }
 
 /* --- the consumer ------------------------------------------------------- */
@@ -578,12 +507,12 @@ static inline void axle_run_init(struct __test_metadata *_metadata, struct axle_
 	ASSERT_LT(0U, r->nregions) TH_LOG("input buffer smaller than a region");
 	r->max_inflight = AXLE_MIN(r->nregions, AXLE_MAX_INFLIGHT);
 	r->region_owner = malloc(r->nregions * sizeof(int));
-	r->released = calloc(t->pl_slots, 1);
-	r->pcap = t->pl_slots + 1;
+	r->released = calloc(t->ring.pl_slots, 1);
+	r->pcap = t->ring.pl_slots + 1;
 	r->pend = calloc(r->pcap, sizeof(*r->pend));
 	r->ebuf = calloc(CXL_CCM_RELEASE_MAX, sizeof(*r->ebuf));
-	r->buf = malloc(t->pl_bytes);
-	r->buf2 = malloc(t->pl_bytes);
+	r->buf = malloc(t->ring.pl_bytes);
+	r->buf2 = malloc(t->ring.pl_bytes);
 	ASSERT_TRUE(r->region_owner && r->released && r->pend && r->ebuf &&
 		    r->buf && r->buf2);
 	for (i = 0; i < r->nregions; i++)
@@ -591,7 +520,7 @@ static inline void axle_run_init(struct __test_metadata *_metadata, struct axle_
 	r->in_order = t->cfg.streaming_order == CXL_CCM_ORDER_IN_ORDER;
 	r->publish = true;
 	r->max_group = 64;
-	r->hold_max = t->pl_slots / 4 / AXLE_DIV_ROUND_UP(t->sf_bytes, t->slot_size);
+	r->hold_max = t->ring.pl_slots / 4 / AXLE_DIV_ROUND_UP(t->sf_bytes, t->ring.slot_size);
 	r->last_progress = axle_now_ns();
 }
 
@@ -706,8 +635,8 @@ static inline const char *axle_check_record(const struct axle_run *r, __u32 inde
 		WHY("tag %u offset %llu: payload_index %u, the previous payload ended at %u",
 		    rec->tag, (unsigned long long)rec->result_offset, rec->payload_index,
 		    r->pl_next);
-	slots = AXLE_DIV_ROUND_UP(len, r->t->slot_size);
-	if (ptail - rec->payload_index < slots || ptail - rec->payload_index > r->t->pl_slots)
+	slots = AXLE_DIV_ROUND_UP(len, r->t->ring.slot_size);
+	if (ptail - rec->payload_index < slots || ptail - rec->payload_index > r->t->ring.pl_slots)
 		WHY("tag %u: payload [%u, +%u slots) not below the payload tail %u seen after the metadata tail",
 		    rec->tag, rec->payload_index, slots, ptail);
 #undef WHY
@@ -719,8 +648,8 @@ static inline const char *axle_check_record(const struct axle_run *r, __u32 inde
 static inline void axle_gap_release(struct __test_metadata *_metadata, struct axle_run *r,
 				    __u32 index, __u32 len)
 {
-	__u32 slots = AXLE_DIV_ROUND_UP(len, r->t->slot_size);
-	__u32 mask = r->t->pl_slots - 1;
+	__u32 slots = AXLE_DIV_ROUND_UP(len, r->t->ring.slot_size);
+	__u32 mask = r->t->ring.pl_slots - 1;
 	__u32 s;
 
 	for (s = 0; s < slots; s++) {
@@ -748,7 +677,7 @@ static inline void axle_accept(struct __test_metadata *_metadata, struct axle_ru
 		l->bitmap[c / 8] |= 1 << (c % 8);
 		l->seen++;
 		l->next_off += rec->length;
-		r->pl_next += AXLE_DIV_ROUND_UP(rec->length, r->t->slot_size);
+		r->pl_next += AXLE_DIV_ROUND_UP(rec->length, r->t->ring.slot_size);
 		r->payload_bytes += rec->length;
 		ASSERT_LT(r->npend, r->pcap);
 		p = &r->pend[r->npend++];
@@ -779,23 +708,23 @@ static inline unsigned int axle_poll(struct __test_metadata *_metadata, struct a
 {
 	const struct axle_tenant *t = r->t;
 	struct cxl_ccm_metadata_record rec;
-	__u32 tail = axle_md_tail(t);
-	__u32 ptail = axle_pl_tail(t);
+	__u32 tail = cxlccm_ring_md_tail(&t->ring);
+	__u32 ptail = cxlccm_ring_pl_tail(&t->ring);
 	__u32 i, n = tail - r->head;
 	const char *why;
 
-	ASSERT_LE(tail - r->md_released, t->md_slots)
+	ASSERT_LE(tail - r->md_released, t->ring.md_slots)
 		TH_LOG("metadata tail %u more than a capacity (%u) past the released head %u",
-		       tail, t->md_slots, r->md_released);
-	ASSERT_LE(tail - r->head, t->md_slots)
+		       tail, t->ring.md_slots, r->md_released);
+	ASSERT_LE(tail - r->head, t->ring.md_slots)
 		TH_LOG("metadata tail %u went back before %u", tail, r->head);
-	ASSERT_LE(ptail - r->gap_head, t->pl_slots)
+	ASSERT_LE(ptail - r->gap_head, t->ring.pl_slots)
 		TH_LOG("payload tail %u more than a capacity (%u) past the first unreleased slot %u: an unconsumed slot was overwritten",
-		       ptail, t->pl_slots, r->gap_head);
+		       ptail, t->ring.pl_slots, r->gap_head);
 	for (i = r->head; i != tail; i++) {
-		axle_read_record(t, i, &rec);
-		axle_read_payload(t, rec.payload_index,
-				  AXLE_MIN((__u64)rec.length, t->pl_bytes), r->buf);
+		/* The checker sees the seq; a torn length is cut to the ring. */
+		cxlccm_ring_record(&t->ring, i, &rec);
+		cxlccm_ring_copy(&t->ring, rec.payload_index, rec.length, r->buf);
 		why = axle_check_record(r, i, &rec, r->buf, ptail);
 		AXLE_ASSERT_OK(why, "record %u", i);
 		axle_accept(_metadata, r, &rec);
@@ -807,7 +736,7 @@ static inline unsigned int axle_poll(struct __test_metadata *_metadata, struct a
 /* Check a pending payload again, where it still lies in the ring. */
 static inline const char *axle_recheck(const struct axle_run *r, const struct axle_pending *p)
 {
-	axle_read_payload(r->t, p->payload_index, p->length, r->buf2);
+	cxlccm_ring_copy(&r->t->ring, p->payload_index, p->length, r->buf2);
 	return axle_verify_payload(axle_launch_of(r, p->tag), p->result_offset,
 				   p->length, p->checksum, r->buf2);
 }
@@ -890,8 +819,8 @@ static inline void axle_dump(struct __test_metadata *_metadata, const struct axl
 	struct cxl_ccm_stats s;
 
 	TH_LOG("head %u, metadata tail %u, released %u; payload tail %u, next %u, gap head %u; launches %u, done %u, pending %u",
-	       r->head, axle_md_tail(r->t), r->md_released, axle_pl_tail(r->t),
-	       r->pl_next, r->gap_head, r->nl, r->done, r->npend);
+	       r->head, cxlccm_ring_md_tail(&r->t->ring), r->md_released,
+	       cxlccm_ring_pl_tail(&r->t->ring), r->pl_next, r->gap_head, r->nl, r->done, r->npend);
 	if (!axle_ioc_stats(r->t->fd, &s, 0))
 		TH_LOG("stats: launched %llu completed %llu records %llu bytes %llu credit_stalls %llu dma_batches %llu errors %llu",
 		       (unsigned long long)s.launched,
@@ -997,8 +926,9 @@ static inline void axle_drain(struct __test_metadata *_metadata, struct axle_run
 	axle_release_pending(_metadata, r, true);
 	ASSERT_EQ(0U, r->npend);
 	ASSERT_EQ(r->pl_next, r->gap_head);
-	ASSERT_EQ(r->head, axle_md_tail(r->t)) TH_LOG("records after every FINAL");
-	ASSERT_EQ(r->pl_next, axle_pl_tail(r->t)) TH_LOG("payload that no record names");
+	ASSERT_EQ(r->head, cxlccm_ring_md_tail(&r->t->ring)) TH_LOG("records after every FINAL");
+	ASSERT_EQ(r->pl_next, cxlccm_ring_pl_tail(&r->t->ring))
+		TH_LOG("payload that no record names");
 }
 
 /*

@@ -183,7 +183,7 @@ TEST_F(misuse, bad_release)
 	axle_tenant_setup(_metadata, &self->t, &cfg);
 	axle_run_init(_metadata, r, &self->t, 1024, axle_seed(_metadata));
 	fd = self->t.fd;
-	slot = self->t.slot_size;
+	slot = self->t.ring.slot_size;
 
 	/* Nothing received yet. */
 	e[0].payload_index = b;
@@ -246,11 +246,11 @@ TEST_F(misuse, bad_release)
 	EXPECT_EQ(0U, processed);
 	/* The same slot one lap earlier. */
 	bad[0] = e[2];
-	bad[0].payload_index -= self->t.pl_slots;
+	bad[0].payload_index -= self->t.ring.pl_slots;
 	EXPECT_ERRNO(EINVAL, axle_ioc_release(fd, bad, 1, 0, 0, &processed));
 	/* More slots than the ring has. */
 	bad[0] = e[2];
-	bad[0].length = self->t.pl_bytes + slot;
+	bad[0].length = self->t.ring.pl_bytes + slot;
 	EXPECT_ERRNO(EINVAL, axle_ioc_release(fd, bad, 1, 0, 0, &processed));
 	/* The last one, properly. */
 	ASSERT_EQ(0, axle_ioc_release(fd, &e[2], 1, CXL_CCM_RELEASE_PUBLISH, 0, &processed));
@@ -360,10 +360,10 @@ TEST_F(misuse, bad_mmap)
 		ASSERT_NE(MAP_FAILED, p) TH_LOG("%s: %s", ro[i].name, strerror(errno));
 		EXPECT_ERRNO(EACCES, mprotect(p, ro[i].len, PROT_READ | PROT_WRITE));
 		/* Still readable, and equal to the first mapping. */
-		EXPECT_EQ(0, memcmp(p, i == 0 ? (const void *)self->t.hdr :
-				       i == 1 ? (const void *)self->t.md :
-						(const void *)self->t.pl,
-				    i == 0 ? sizeof(*self->t.hdr) : ro[i].len));
+		EXPECT_EQ(0, memcmp(p, i == 0 ? (const void *)self->t.ring.hdr :
+				       i == 1 ? (const void *)self->t.ring.md :
+						(const void *)self->t.ring.pl,
+				    i == 0 ? sizeof(*self->t.ring.hdr) : ro[i].len));
 		munmap(p, ro[i].len);
 	}
 
@@ -376,7 +376,7 @@ TEST_F(misuse, bad_mmap)
 	ASSERT_NE(MAP_FAILED, p) TH_LOG("input: %s", strerror(errno));
 	in = (volatile __u32 *)p;
 	in[0] = 0xfeedface;
-	EXPECT_EQ(0xfeedfaceU, ((volatile __u32 *)self->t.in)[0]);
+	EXPECT_EQ(0xfeedfaceU, ((volatile __u32 *)self->t.ring.in)[0]);
 	EXPECT_EQ(0, mprotect(p, page, PROT_READ));
 	EXPECT_EQ(0, mprotect(p, page, PROT_READ | PROT_WRITE));
 	munmap(p, page);

@@ -85,9 +85,11 @@ static void wait_records(struct __test_metadata *_metadata, const struct axle_te
 {
 	__u64 t0 = axle_now_ns();
 
-	while (axle_md_tail(t) - t->cfg.index_base < n && axle_now_ns() - t0 < 5000 * MS)
+	while (cxlccm_ring_md_tail(&t->ring) - t->cfg.index_base < n &&
+	       axle_now_ns() - t0 < 5000 * MS)
 		axle_sleep_ns(MS);
-	ASSERT_LE(n, axle_md_tail(t) - t->cfg.index_base) TH_LOG("the device did not stream");
+	ASSERT_LE(n, cxlccm_ring_md_tail(&t->ring) - t->cfg.index_base)
+		TH_LOG("the device did not stream");
 }
 
 /* Touch every byte of a read-only mapping. */
@@ -143,9 +145,9 @@ TEST_F_TIMEOUT(teardown, close_while_streaming, 120)
 		case 1:		/* close with the maps mapped, read them, unmap */
 			close(t.fd);
 			t.fd = -1;
-			read_all((const __u8 *)t.hdr, t.cfg.headers_size);
-			read_all((const __u8 *)t.md, t.cfg.metadata_ring_size);
-			read_all(t.pl, t.cfg.payload_ring_size);
+			read_all((const __u8 *)t.ring.hdr, t.cfg.headers_size);
+			read_all((const __u8 *)t.ring.md, t.cfg.metadata_ring_size);
+			read_all(t.ring.pl, t.cfg.payload_ring_size);
 			axle_sleep_ns(10 * MS);
 			axle_close(&t);
 			break;
@@ -236,14 +238,14 @@ TEST_F_TIMEOUT(teardown, unbind_while_streaming, 60)
 	fd = t.fd;
 
 	/* Nothing is released, so md_slots more records can never come. */
-	tail = axle_md_tail(&t);
+	tail = cxlccm_ring_md_tail(&t.ring);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		int ret;
 
 		alarm(30);	/* never outlive the test */
-		ret = axle_ioc_wait(fd, &w, t.md_slots, tail, CXL_CCM_WAIT_FOREVER);
+		ret = axle_ioc_wait(fd, &w, t.ring.md_slots, tail, CXL_CCM_WAIT_FOREVER);
 		_exit(ret ? (errno == ENODEV ? 0 : 2) : 1);
 	}
 	axle_sleep_ns(100 * MS);
@@ -293,13 +295,13 @@ TEST_F_TIMEOUT(teardown, unbind_while_streaming, 60)
 	 * the tail passes the full check. (The input buffer is device memory:
 	 * it is not touched after unbind.)
 	 */
-	read_all((const __u8 *)t.hdr, t.cfg.headers_size);
-	read_all((const __u8 *)t.md, t.cfg.metadata_ring_size);
-	read_all(t.pl, t.cfg.payload_ring_size);
+	read_all((const __u8 *)t.ring.hdr, t.cfg.headers_size);
+	read_all((const __u8 *)t.ring.md, t.cfg.metadata_ring_size);
+	read_all(t.ring.pl, t.cfg.payload_ring_size);
 	axle_poll(_metadata, &r);
 	ASSERT_LE(8U, r.records);
 	axle_run_free(&r);
-	axle_unmap(&t);
+	cxlccm_ring_unmap(&t.ring);
 	EXPECT_EQ(0, close(t.fd));
 	t.fd = -1;
 

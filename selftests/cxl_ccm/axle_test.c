@@ -99,8 +99,8 @@ TEST_F(stream, configure_defaults)
 	EXPECT_EQ(4096U, self->t.cfg.headers_size);
 	EXPECT_EQ(4096U, self->t.cfg.metadata_ring_size);
 	EXPECT_EQ(4096U, self->t.cfg.payload_ring_size);
-	ASSERT_EQ(32U, self->t.hdr->payload.slot_size);
-	EXPECT_EQ(0x12345678U, self->t.hdr->launch.head);
+	ASSERT_EQ(32U, self->t.ring.hdr->payload.slot_size);
+	EXPECT_EQ(0x12345678U, self->t.ring.hdr->launch.head);
 
 	axle_run_init(_metadata, &self->r, &self->t, 1024, axle_seed(_metadata));
 	n = axle_launch(_metadata, &self->r, CXL_CCM_XFORM_OP_XOR, 0x0badf00d, 256, 0);
@@ -110,7 +110,8 @@ TEST_F(stream, configure_defaults)
 	axle_drain(_metadata, &self->r);
 	axle_check_stats(_metadata, &self->r);
 	/* The device took the launch packet. */
-	EXPECT_EQ(0x12345678U + 1, __atomic_load_n(&self->t.hdr->launch.head, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(0x12345678U + 1,
+		  __atomic_load_n(&self->t.ring.hdr->launch.head, __ATOMIC_ACQUIRE));
 }
 
 /*
@@ -168,12 +169,12 @@ TEST_F_TIMEOUT(stream, overflow_credit, 90)
 
 	/* Nobody consumes: the device fills the rings and stops there. */
 	t0 = axle_now_ns();
-	while (axle_md_tail(&self->t) == base && axle_now_ns() - t0 < 5000 * MS)
+	while (cxlccm_ring_md_tail(&self->t.ring) == base && axle_now_ns() - t0 < 5000 * MS)
 		axle_sleep_ns(MS);
-	ASSERT_NE(base, axle_md_tail(&self->t)) TH_LOG("nothing streamed in 5 s");
+	ASSERT_NE(base, cxlccm_ring_md_tail(&self->t.ring)) TH_LOG("nothing streamed in 5 s");
 	axle_sleep_ns(200 * MS);
-	ASSERT_LE(axle_md_tail(&self->t) - base, 2U);
-	ASSERT_LE(axle_pl_tail(&self->t) - base, 2U);
+	ASSERT_LE(cxlccm_ring_md_tail(&self->t.ring) - base, 2U);
+	ASSERT_LE(cxlccm_ring_pl_tail(&self->t.ring) - base, 2U);
 
 	/* A slow consumer that holds one payload for 100 ms. */
 	while (r->done < r->nl) {
@@ -191,7 +192,7 @@ TEST_F_TIMEOUT(stream, overflow_credit, 90)
 		if (r->md_released != r->head)
 			axle_release(_metadata, r, NULL, 0);
 		if (held && !held_released && axle_now_ns() - hold_since > 100 * MS) {
-			ASSERT_LE(axle_pl_tail(&self->t) - hold.payload_index, 2U)
+			ASSERT_LE(cxlccm_ring_pl_tail(&self->t.ring) - hold.payload_index, 2U)
 				TH_LOG("the device wrote a capacity past an unreleased slot");
 			why = axle_recheck(r, &hold);
 			AXLE_ASSERT_OK(why, "held payload at %u", hold.payload_index);
@@ -243,14 +244,14 @@ TEST_F_TIMEOUT(stream, partial_writes, 90)
 
 	axle_launch(_metadata, r, CXL_CCM_XFORM_OP_XOR, 0xa5a5a5a5, 256, 96);
 	t0 = axle_now_ns();
-	while (axle_md_tail(&self->t) == r->head && axle_now_ns() - t0 < 5000 * MS)
+	while (cxlccm_ring_md_tail(&self->t.ring) == r->head && axle_now_ns() - t0 < 5000 * MS)
 		axle_sleep_ns(MS);
-	ASSERT_NE(r->head, axle_md_tail(&self->t));
-	ptail = axle_pl_tail(&self->t);
-	axle_read_record(&self->t, r->head, &rec);
+	ASSERT_NE(r->head, cxlccm_ring_md_tail(&self->t.ring));
+	ptail = cxlccm_ring_pl_tail(&self->t.ring);
+	cxlccm_ring_record(&self->t.ring, r->head, &rec);
 	ASSERT_LT(0U, rec.length);
 	ASSERT_GE(sizeof(copy), rec.length);
-	axle_read_payload(&self->t, rec.payload_index, rec.length, copy);
+	cxlccm_ring_copy(&self->t.ring, rec.payload_index, rec.length, copy);
 	AXLE_ASSERT_OK(axle_check_record(r, r->head, &rec, copy, ptail), "first record");
 
 	copy[rec.length / 2] ^= 0x10;
@@ -282,7 +283,8 @@ TEST_F_TIMEOUT(stream, partial_writes, 90)
 	axle_drain(_metadata, r);
 	axle_check_stats(_metadata, r);
 	ksft_print_msg("partial writes: %llu records, payload ring wrapped %u times\n",
-		       (unsigned long long)r->records, (r->pl_next - r->base) / self->t.pl_slots);
+		       (unsigned long long)r->records,
+		       (r->pl_next - r->base) / self->t.ring.pl_slots);
 }
 
 /*
@@ -308,13 +310,13 @@ TEST_F_TIMEOUT(stream, staleness, 120)
 			    axle_rand32(&r->rng), 4096, 32);
 	axle_drain(_metadata, r);
 	axle_check_stats(_metadata, r);
-	ASSERT_LE(1000 * self->t.md_slots, r->records);
-	ASSERT_LE(1000 * self->t.pl_slots, r->pl_next - r->base);
+	ASSERT_LE(1000 * self->t.ring.md_slots, r->records);
+	ASSERT_LE(1000 * self->t.ring.pl_slots, r->pl_next - r->base);
 	ASSERT_LT(r->base + r->nl, r->base) TH_LOG("the tags did not wrap");
 	ASSERT_LT(r->head, r->base) TH_LOG("the metadata index did not wrap");
 	ksft_print_msg("staleness: %llu records over 4-slot rings (%llu laps) in %llu ms\n",
 		       (unsigned long long)r->records,
-		       (unsigned long long)r->records / self->t.md_slots,
+		       (unsigned long long)r->records / self->t.ring.md_slots,
 		       (unsigned long long)(axle_now_ns() - t0) / MS);
 }
 
@@ -573,7 +575,7 @@ TEST_F(stream, wait_ioctl)
 	ASSERT_EQ(0, axle_ioc_wait(fd, &w, 4, base, 5000 * MS)) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(4U, w.ready);
 	EXPECT_EQ(base + 4, w.metadata_tail);
-	EXPECT_EQ(base + 4, axle_md_tail(&self->t));
+	EXPECT_EQ(base + 4, cxlccm_ring_md_tail(&self->t.ring));
 	ASSERT_EQ(0, axle_ioc_wait(fd, &w, 4, base, CXL_CCM_WAIT_FOREVER));
 	EXPECT_EQ(4U, w.ready);
 	errno = 0;

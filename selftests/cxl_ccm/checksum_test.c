@@ -86,15 +86,15 @@ static void run(struct __test_metadata *_metadata, struct axle_tenant *t, __u32 
 	t0 = axle_now_ns();
 	while (records < size / chunk) {
 		ASSERT_LT(axle_now_ns() - t0, AXLE_STALL_NS) TH_LOG("%u records", records);
-		tail = axle_md_tail(t);
+		tail = cxlccm_ring_md_tail(&t->ring);
 		for (; head != tail; head++, records++) {
 			struct cxl_ccm_metadata_record r;
 			__u32 crc;
 
-			axle_read_record(t, head, &r);
+			cxlccm_ring_record(&t->ring, head, &r);
 			ASSERT_EQ(0, r.flags & CXL_CCM_MD_FLAG_ERROR);
 			ASSERT_EQ(chunk, r.length);
-			axle_read_payload(t, r.payload_index, r.length, buf);
+			cxlccm_ring_copy(&t->ring, r.payload_index, r.length, buf);
 			crc = axle_crc32c(buf, r.length);
 			if (r.checksum == (__u32)~crc)
 				++*inverted;

@@ -26,7 +26,6 @@
 #include <sys/mman.h>
 
 #include "kernel_lib.h"
-#include "../../tools/lib/cxlccm/cxlccm_barrier.h"
 
 #define INPUT_SIZE	4096
 /* Bytes of input each launch names: small, so that a valid launch is quick. */
@@ -68,7 +67,7 @@ static int wait_record(struct ktenant *t)
 {
 	time_t start = time(NULL);
 
-	while (cxl_ccm_load_tail(&t->hdr->metadata.tail) == t->head) {
+	while (cxlccm_ring_md_tail(&t->ring) == t->head) {
 		if (time(NULL) - start > 20)
 			return -1;
 		usleep(50);
@@ -83,17 +82,19 @@ static int wait_record(struct ktenant *t)
 static void checked_launch(struct __test_metadata *_metadata, struct ktenant *t, __u32 *tag)
 {
 	struct cxl_ccm_launch l = xform_launch();
+	struct cxl_ccm_metadata_record rec;
 	__u32 status = 1;
 
-	memset(t->in, 0x5a, LAUNCH_BYTES);
+	memset(t->ring.in, 0x5a, LAUNCH_BYTES);
 	ASSERT_EQ(0, ioctl(t->fd, CXL_CCM_IOC_LAUNCH, &l)) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(0, wait_record(t));
 	/* A launch nobody learnt the tag of would come first. */
-	EXPECT_EQ(l.tag, t->md[t->head & (t->cfg.metadata_slots - 1)].tag);
+	cxlccm_ring_record(&t->ring, t->head, &rec);
+	EXPECT_EQ(l.tag, rec.tag);
 	ASSERT_LT(0, ktenant_collect(_metadata, t, NULL, 0, &status));
 	EXPECT_EQ(0U, status);
 	usleep(100000);
-	EXPECT_EQ(t->head, cxl_ccm_load_tail(&t->hdr->metadata.tail))
+	EXPECT_EQ(t->head, cxlccm_ring_md_tail(&t->ring))
 		TH_LOG("stray records after the launch of tag %u", l.tag);
 	if (tag)
 		*tag = l.tag;
@@ -247,7 +248,7 @@ TEST_F_TIMEOUT(hostile, launch_read_only, 60)
 	ASSERT_EQ(0, ioctl(self->t.fd, CXL_CCM_IOC_STATS, &s));
 	EXPECT_EQ(0ULL, s.launched);
 	usleep(100000);
-	EXPECT_EQ(self->t.head, cxl_ccm_load_tail(&self->t.hdr->metadata.tail));
+	EXPECT_EQ(self->t.head, cxlccm_ring_md_tail(&self->t.ring));
 	/* No tag was taken: the next launch gets the first one, and only its records come. */
 	checked_launch(_metadata, &self->t, &tag);
 	EXPECT_EQ(self->t.cfg.index_base, tag);

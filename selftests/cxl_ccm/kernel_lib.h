@@ -4,7 +4,8 @@
  * ssb_test.c): one tenant in a chosen mode with its rings and input mapped,
  * and a collector that takes records until a FINAL one, checking each
  * record's sequence number and checksum, copying its payload to the output
- * at result_offset and releasing it.
+ * at result_offset and releasing it. The ring mechanics are libcxlccm's
+ * (cxlccm_ring.h).
  */
 #ifndef CXL_CCM_KERNEL_LIB_H
 #define CXL_CCM_KERNEL_LIB_H
@@ -14,22 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/cxl_ccm.h>
 
 #include "kselftest_harness.h"
+#include "../../tools/lib/cxlccm/cxlccm_ring.h"
 
 struct ktenant {
 	int fd;
 	struct cxl_ccm_info info;
 	struct cxl_ccm_configure cfg;
-	const struct cxl_ccm_ring_headers *hdr;
-	const struct cxl_ccm_metadata_record *md;
-	const __u8 *pl;
-	void *in;
+	struct cxlccm_ring ring;
 	__u32 head;
 };
 
@@ -66,19 +64,11 @@ static inline void ktenant_setup(struct __test_metadata *_metadata, struct ktena
 	t->cfg.streaming_factor = 256;
 	t->cfg.index_base = 0xffffffe0;
 	t->cfg.input_size = input_size;
+	int ret;
+
 	ASSERT_EQ(0, ioctl(t->fd, CXL_CCM_IOC_CONFIGURE, &t->cfg)) TH_LOG("%s", strerror(errno));
-	t->hdr = mmap(NULL, t->cfg.headers_size, PROT_READ, MAP_SHARED, t->fd,
-		      CXL_CCM_MMAP_HEADERS);
-	t->md = mmap(NULL, t->cfg.metadata_ring_size, PROT_READ, MAP_SHARED, t->fd,
-		     CXL_CCM_MMAP_METADATA);
-	t->pl = mmap(NULL, t->cfg.payload_ring_size, PROT_READ, MAP_SHARED, t->fd,
-		     CXL_CCM_MMAP_PAYLOAD);
-	t->in = mmap(NULL, t->cfg.input_size, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd,
-		     CXL_CCM_MMAP_INPUT);
-	ASSERT_NE(MAP_FAILED, t->hdr);
-	ASSERT_NE(MAP_FAILED, t->md);
-	ASSERT_NE(MAP_FAILED, t->pl);
-	ASSERT_NE(MAP_FAILED, t->in);
+	ret = cxlccm_ring_map(&t->ring, t->fd, &t->cfg);
+	ASSERT_EQ(0, ret) TH_LOG("mapping the rings: %s", strerror(-ret));
 	t->head = t->cfg.index_base;
 }
 
@@ -100,12 +90,11 @@ static inline int ktenant_launch(int fd, __u16 kernel, __u64 input_size, const v
 static inline int ktenant_collect(struct __test_metadata *_metadata, struct ktenant *t,
 				  void *out, __u64 out_size, __u32 *status)
 {
-	__u64 pl_bytes = (__u64)t->cfg.payload_slots * t->hdr->payload.slot_size;
 	int records = 0, final = 0;
 	time_t start = time(NULL);
 
 	while (!final) {
-		__u32 tail = __atomic_load_n(&t->hdr->metadata.tail, __ATOMIC_ACQUIRE);
+		__u32 tail = cxlccm_ring_md_tail(&t->ring);
 
 		if (tail == t->head) {
 			if (time(NULL) - start > 20) {
@@ -116,25 +105,20 @@ static inline int ktenant_collect(struct __test_metadata *_metadata, struct kten
 			continue;
 		}
 		for (; t->head != tail; t->head++) {
-			struct cxl_ccm_metadata_record r = t->md[t->head & (t->cfg.metadata_slots - 1)];
-			struct cxl_ccm_release_entry e = { r.payload_index, r.length };
+			struct cxl_ccm_metadata_record r;
+			struct cxl_ccm_release_entry e;
 			struct cxl_ccm_release rel = {
 				.entries = (__u64)(unsigned long)&e, .count = 1,
 				.flags = CXL_CCM_RELEASE_METADATA, .metadata_head = t->head + 1,
 			};
-			__u64 off = (__u64)(r.payload_index & (t->cfg.payload_slots - 1)) *
-				    t->hdr->payload.slot_size;
 			__u8 buf[512];
-			__u32 first = r.length;
 
-			if (r.seq != t->head || r.length > sizeof(buf)) {
+			if (!cxlccm_ring_record(&t->ring, t->head, &r) || r.length > sizeof(buf)) {
 				TH_LOG("record %u: seq %u length %u", t->head, r.seq, r.length);
 				return -1;
 			}
-			if (off + r.length > pl_bytes)
-				first = pl_bytes - off;
-			memcpy(buf, t->pl + off, first);
-			memcpy(buf + first, t->pl, r.length - first);
+			e = (struct cxl_ccm_release_entry){ r.payload_index, r.length };
+			cxlccm_ring_copy(&t->ring, r.payload_index, r.length, buf);
 			if (cxl_ccm_crc32c(buf, r.length) != r.checksum) {
 				TH_LOG("record %u: checksum mismatch", t->head);
 				return -1;

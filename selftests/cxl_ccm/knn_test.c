@@ -49,7 +49,7 @@ TEST_F_TIMEOUT(knn, distances_and_top_k, 60)
 {
 	static __u64 dist[ROWS], ref[ROWS], sorted[ROWS], ref_sorted[ROWS];
 	__u32 seed = 12345, status = 0, i, j;
-	__s32 *in = self->t.in, *q = in, *rows = in + DIM;
+	__s32 *in = self->t.ring.in, *q = in, *rows = in + DIM;
 
 	for (i = 0; i < (ROWS + 1) * DIM; i++) {
 		seed = seed * 1103515245 + 12345;

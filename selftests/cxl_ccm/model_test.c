@@ -91,11 +91,11 @@ static void run_one(struct __test_metadata *_metadata, struct axle_tenant *t, __
 				     NULL));
 	while (n < CHUNKS) {
 		ASSERT_LT(axle_now_ns() - t0, AXLE_STALL_NS) TH_LOG("%u of %u records", n, CHUNKS);
-		tail = axle_md_tail(t);
+		tail = cxlccm_ring_md_tail(&t->ring);
 		for (; head != tail; head++) {
 			struct cxl_ccm_metadata_record r;
 
-			axle_read_record(t, head, &r);
+			cxlccm_ring_record(&t->ring, head, &r);
 			ASSERT_EQ(0, r.flags & CXL_CCM_MD_FLAG_ERROR);
 			at[n++] = axle_now_ns() - t0;
 			e.payload_index = r.payload_index;

@@ -115,7 +115,7 @@ TEST_F_TIMEOUT(modes, wait_wakes, 30)
 	struct cxl_ccm_wait w;
 
 	setup(_metadata, &self->t, variant->mode, 16, 64, 0xfffffffe);
-	memset(self->t.in, 0x5a, 4096);
+	memset(self->t.ring.in, 0x5a, 4096);
 	l = axle_xform_launch(0, 256, CXL_CCM_XFORM_OP_XOR, 64, 1);
 	ASSERT_EQ(0, ioctl(self->t.fd, CXL_CCM_IOC_LAUNCH, &l)) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(0, axle_ioc_wait(self->t.fd, &w, 4, self->t.cfg.index_base,
@@ -208,7 +208,7 @@ static bool ready(const struct axle_tenant *t, __u32 head, __u32 n)
 {
 	__u64 t0 = axle_now_ns();
 
-	while (axle_md_tail(t) - head < n)
+	while (cxlccm_ring_md_tail(&t->ring) - head < n)
 		if (axle_now_ns() - t0 > 10000000000ULL)
 			return false;
 	return true;
@@ -222,7 +222,7 @@ static int release(const struct axle_tenant *t, __u32 head, __u32 n)
 	__u32 i;
 
 	for (i = 0; i < n; i++) {
-		axle_read_record(t, head + i, &rec);
+		cxlccm_ring_record(&t->ring, head + i, &rec);
 		e[i].payload_index = rec.payload_index;
 		e[i].length = rec.length;
 	}
@@ -289,7 +289,7 @@ TEST_F(modes, sync_flag)
 	tag = l.tag;
 	EXPECT_EQ(0U, tag);
 	/* Synchronous: the results are in the rings when LAUNCH returns. */
-	EXPECT_EQ(1U, axle_md_tail(&self->t) - self->t.cfg.index_base);
+	EXPECT_EQ(1U, cxlccm_ring_md_tail(&self->t.ring) - self->t.cfg.index_base);
 }
 
 /*

@@ -89,7 +89,7 @@ TEST_F_TIMEOUT(pagerank, iterations, 90)
 {
 	static struct graph g;
 	static __u64 rank[V], ref[V], sum[V], want[V];
-	__u8 *in = self->t.in;
+	__u8 *in = self->t.ring.in;
 	__u32 it, v, e, status = 1;
 
 	make_graph(&g);

@@ -62,13 +62,13 @@ TEST_F_TIMEOUT(sched, launch_order, 60)
 		struct cxl_ccm_metadata_record r;
 		__u32 l;
 
-		axle_read_record(t, i, &r);
+		cxlccm_ring_record(&t->ring, i, &r);
 		ASSERT_EQ(i, r.seq);
 		ASSERT_EQ(0, r.status);
 		ASSERT_EQ(CHUNK, r.length);
 		l = r.tag == tags[1];
 		ASSERT_TRUE(r.tag == tags[0] || l) TH_LOG("record %u: tag %u", i, r.tag);
-		axle_read_payload(t, r.payload_index, r.length, got);
+		cxlccm_ring_copy(&t->ring, r.payload_index, r.length, got);
 		for (__u32 k = 0; k < CHUNK; k += 4) {
 			__u32 want = axle_pattern(l + 1, (r.result_offset + k) / 4), v;
 

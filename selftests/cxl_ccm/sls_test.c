@@ -32,7 +32,7 @@ static int launch_sls(int fd, __u32 dim, __u32 rows, __u32 samples, __u32 poolin
 TEST_F_TIMEOUT(sls, pooled_vectors, 60)
 {
 	static __s32 out[SAMPLES][DIM];
-	__s32 *table = self->t.in;
+	__s32 *table = self->t.ring.in;
 	__u32 *idx = (__u32 *)(table + ROWS * DIM);
 	__u32 x = 99, status = 1, s, k, i;
 

@@ -34,7 +34,7 @@ static void run_query(struct __test_metadata *_metadata, struct ktenant *t, __u1
 		      const struct cxl_ccm_ssb_args *a)
 {
 	static __u64 partial[CHUNKS][2];
-	const __u32 *rows = t->in;
+	const __u32 *rows = t->ring.in;
 	__u64 want_rev = 0, want_n = 0, rev = 0, n = 0;
 	__u32 status = 1, c, i;
 
@@ -74,7 +74,7 @@ TEST_F_TIMEOUT(ssb, queries_1_1_and_1_2, 60)
 	/* Q1.2: January 1994, discount 4-6, quantity 26-35. */
 	struct cxl_ccm_ssb_args q12 = { ROWS, CHUNK_ROWS, 19940101, 19940131, 4, 6, 26, 35 };
 
-	generate(self->t.in);
+	generate(self->t.ring.in);
 	run_query(_metadata, &self->t, CXL_CCM_KERNEL_SSB_Q1_1, &q11);
 	run_query(_metadata, &self->t, CXL_CCM_KERNEL_SSB_Q1_2, &q12);
 }

@@ -105,7 +105,7 @@ TEST_F_TIMEOUT(sssp, to_the_fixed_point, 120)
 		memcpy(ref, next, sizeof(ref));
 		ref_iters++;
 	}
-	write_region(self->t.in, &g, dist);
+	write_region(self->t.ring.in, &g, dist);
 	for (it = 0, changed = true; changed && it < V; it++) {
 		changed = false;
 		ASSERT_EQ(0, launch_sssp(self->t.fd, (it % 2) * REGION, CHUNK, INPUT))
@@ -119,7 +119,7 @@ TEST_F_TIMEOUT(sssp, to_the_fixed_point, 120)
 			changed |= next[v] != dist[v];
 		}
 		memcpy(dist, next, sizeof(dist));
-		write_region((__u8 *)self->t.in + ((it + 1) % 2) * REGION, &g, dist);
+		write_region((__u8 *)self->t.ring.in + ((it + 1) % 2) * REGION, &g, dist);
 		iters++;
 	}
 	EXPECT_EQ(ref_iters, iters);

@@ -12,11 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cxlccm.h"
-#include "cxlccm_barrier.h"
+#include "cxlccm_ring.h"
 
 struct cxlccm_tenant {
 	int fd;
@@ -24,12 +23,7 @@ struct cxlccm_tenant {
 	struct cxl_ccm_configure cfg;
 	bool configured;
 	bool broken;			/* a stale or torn record was seen */
-	const struct cxl_ccm_ring_headers *hdr;
-	const struct cxl_ccm_metadata_record *md;
-	const __u8 *pl;
-	void *in;
-	__u32 md_slots, pl_slots, slot_size;
-	__u64 pl_bytes;
+	struct cxlccm_ring ring;
 	__u32 head;			/* next metadata index to take */
 };
 
@@ -66,29 +60,6 @@ const struct cxl_ccm_info *cxlccm_info(const struct cxlccm_tenant *t)
 	return &t->info;
 }
 
-static void *map(const struct cxlccm_tenant *t, size_t len, int prot, __u64 off)
-{
-	void *p = mmap(NULL, len, prot, MAP_SHARED, t->fd, off);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static void unmap(struct cxlccm_tenant *t)
-{
-	if (t->hdr)
-		munmap((void *)t->hdr, t->cfg.headers_size);
-	if (t->md)
-		munmap((void *)t->md, t->cfg.metadata_ring_size);
-	if (t->pl)
-		munmap((void *)t->pl, t->cfg.payload_ring_size);
-	if (t->in)
-		munmap(t->in, t->cfg.input_size);
-	t->hdr = NULL;
-	t->md = NULL;
-	t->pl = NULL;
-	t->in = NULL;
-}
-
 int cxlccm_configure(struct cxlccm_tenant *t, struct cxl_ccm_configure *cfg)
 {
 	int rc;
@@ -98,22 +69,10 @@ int cxlccm_configure(struct cxlccm_tenant *t, struct cxl_ccm_configure *cfg)
 	rc = ioc(t->fd, CXL_CCM_IOC_CONFIGURE, cfg);
 	if (rc)
 		return rc;
+	rc = cxlccm_ring_map(&t->ring, t->fd, cfg);
+	if (rc)
+		return rc;
 	t->cfg = *cfg;
-	t->hdr = map(t, cfg->headers_size, PROT_READ, CXL_CCM_MMAP_HEADERS);
-	t->md = map(t, cfg->metadata_ring_size, PROT_READ, CXL_CCM_MMAP_METADATA);
-	t->pl = map(t, cfg->payload_ring_size, PROT_READ, CXL_CCM_MMAP_PAYLOAD);
-	t->in = cfg->input_size ?
-		map(t, cfg->input_size, PROT_READ | PROT_WRITE, CXL_CCM_MMAP_INPUT) : NULL;
-	if (!t->hdr || !t->md || !t->pl || (cfg->input_size && !t->in)) {
-		rc = -errno;
-		unmap(t);
-		return rc ? rc : -ENOMEM;
-	}
-	/* The geometry as the driver set it (slot size 0 means the default). */
-	t->md_slots = t->hdr->metadata.capacity;
-	t->pl_slots = t->hdr->payload.capacity;
-	t->slot_size = t->hdr->payload.slot_size;
-	t->pl_bytes = (__u64)t->pl_slots * t->slot_size;
 	t->head = cfg->index_base;
 	t->configured = true;
 	return 0;
@@ -122,8 +81,8 @@ int cxlccm_configure(struct cxlccm_tenant *t, struct cxl_ccm_configure *cfg)
 void *cxlccm_input(const struct cxlccm_tenant *t, size_t *size)
 {
 	if (size)
-		*size = t->in ? t->cfg.input_size : 0;
-	return t->in;
+		*size = t->ring.in ? t->cfg.input_size : 0;
+	return t->ring.in;
 }
 
 int cxlccm_launch(struct cxlccm_tenant *t, struct cxl_ccm_launch *l)
@@ -135,21 +94,7 @@ unsigned int cxlccm_ready(struct cxlccm_tenant *t)
 {
 	if (!t->configured)
 		return 0;
-	return cxl_ccm_load_tail(&t->hdr->metadata.tail) - t->head;
-}
-
-/* Points @r's payload pieces into the ring, wrapping at its end. */
-static void place_payload(const struct cxlccm_tenant *t, struct cxlccm_record *r)
-{
-	__u64 off = (__u64)(r->payload_index & (t->pl_slots - 1)) * t->slot_size;
-	__u64 first = t->pl_bytes - off;
-
-	if (first > r->length)
-		first = r->length;
-	r->payload[0] = t->pl + off;
-	r->payload_len[0] = first;
-	r->payload[1] = t->pl;
-	r->payload_len[1] = r->length - first;
+	return cxlccm_ring_md_tail(&t->ring) - t->head;
 }
 
 int cxlccm_next(struct cxlccm_tenant *t, struct cxlccm_record *r)
@@ -162,9 +107,7 @@ int cxlccm_next(struct cxlccm_tenant *t, struct cxlccm_record *r)
 		return -EIO;
 	if (!cxlccm_ready(t))
 		return -EAGAIN;
-	/* Copied once: the checks below and the caller see the same bytes. */
-	memcpy(&rec, &t->md[t->head & (t->md_slots - 1)], sizeof(rec));
-	if (rec.seq != t->head || rec.length > t->pl_bytes) {
+	if (!cxlccm_ring_record(&t->ring, t->head, &rec) || rec.length > t->ring.pl_bytes) {
 		t->broken = true;
 		return -EIO;
 	}
@@ -178,7 +121,7 @@ int cxlccm_next(struct cxlccm_tenant *t, struct cxlccm_record *r)
 		.status = rec.status,
 		.payload_index = rec.payload_index,
 	};
-	place_payload(t, r);
+	cxlccm_ring_payload(&t->ring, r->payload_index, r->length, r->payload, r->payload_len);
 	t->head++;
 	return 0;
 }
@@ -242,23 +185,20 @@ int cxlccm_stats(struct cxlccm_tenant *t, struct cxl_ccm_stats *s, bool reset)
 
 size_t cxlccm_copy_payload(const struct cxlccm_record *r, void *dst)
 {
-	memcpy(dst, r->payload[0], r->payload_len[0]);
-	memcpy((__u8 *)dst + r->payload_len[0], r->payload[1], r->payload_len[1]);
+	cxlccm_ring_read(r->payload, r->payload_len, 0, r->length, dst);
 	return r->length;
 }
 
 bool cxlccm_checksum_ok(const struct cxlccm_record *r)
 {
-	__u32 crc = cxl_ccm_crc32c_update(~0U, r->payload[0], r->payload_len[0]);
-
-	return ~cxl_ccm_crc32c_update(crc, r->payload[1], r->payload_len[1]) == r->checksum;
+	return cxlccm_ring_crc32c(r->payload, r->payload_len) == r->checksum;
 }
 
 void cxlccm_close(struct cxlccm_tenant *t)
 {
 	if (!t)
 		return;
-	unmap(t);
+	cxlccm_ring_unmap(&t->ring);
 	close(t->fd);
 	free(t);
 }

@@ -24,6 +24,9 @@
  * Every function that can fail returns 0 (or a count) on success and a
  * negative errno on failure, as liburing does; errno is left alone. A
  * tenant is not thread-safe: one thread consumes, or the caller locks.
+ *
+ * Code that keeps its own heads and reads the rings itself uses the low
+ * level these functions are built on, cxlccm_ring.h.
  */
 #ifndef CXLCCM_H
 #define CXLCCM_H

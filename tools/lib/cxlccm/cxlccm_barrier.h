@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR MIT */
 /*
  * The read barrier between loading a ring tail and loading what it covers:
- * libcxlccm's, also included by the cxl_ccm selftests and bench/ccm_bench,
- * which read the rings themselves.
+ * libcxlccm's, used through cxlccm_ring.h by the library and by the code
+ * that reads the rings itself (the cxl_ccm selftests, bench/ccm_bench).
  *
  * The driver maps the metadata and payload rings write-combining, in the
  * kernel and in user space (Documentation/cxl_ccm.rst, "On real hardware"):
