@@ -11,22 +11,27 @@
 
 use kernel::{
     block::mq::{gen_disk::GenDisk, TagSet},
+    configfs::GroupRegistration,
     debugfs::Dir,
     dev_err, dev_info, dev_warn,
     irq::Registration,
-    kthread::KThread,
     prelude::*,
     sync::Arc,
 };
 
 use crate::{
-    abi, debugfs, hw, pagecache,
+    abi,
+    attach::AttachItem,
+    debugfs, hw, pagecache,
+    policy::DevPolicy,
     queue::{DevIrq, Queue, RefluxDev},
     scheduler, Owner, Shared, POLL_QUEUES, SCHED,
 };
 
 /// A bound device. Teardown is its field order:
 ///
+/// 0. `_policy`: the device's configfs directory goes; no write to it runs after this (one
+///    could start the scheduler or a migration);
 /// 1. `_published`: no attachment names the device, the page-cache hook stops seeing its disk;
 /// 2. `_sched`: the scheduler thread stops (it starts migrations);
 /// 3. `_quiesce`: migrations stop, the requests parked for one fail;
@@ -36,9 +41,10 @@ use crate::{
 ///    the device abandoned fail;
 /// 7. `_debugfs`: the debugfs directory goes, after the device stopped.
 pub(crate) struct Bound {
+    /// `None` if an attachment already has the device's name.
+    _policy: Option<Pin<KBox<GroupRegistration<AttachItem, DevPolicy>>>>,
     _published: Published,
-    /// `None` unless `sched=1` and the device can migrate.
-    _sched: Option<KThread>,
+    _sched: SchedStop,
     _quiesce: Quiesce,
     _disk: GenDisk<Queue>,
     irq: Irq,
@@ -71,7 +77,25 @@ impl Bound {
         let quiesce = Quiesce(dev.clone());
         let sched = start_scheduler(dev)?;
         let published = Published::new(dev, &disk, shared)?;
+        let policy = DevPolicy { dev: dev.clone() };
+        let policy = match shared
+            .policy
+            .register(&dev.name, Arc::new(policy, GFP_KERNEL)?)
+        {
+            Ok(p) => Some(p),
+            // The administrator's directories and the devices' share the subsystem's root.
+            Err(e) if e == EEXIST => {
+                dev_warn!(
+                    &dev.device,
+                    "configfs: an attachment is named {}: no policy directory\n",
+                    &*dev.name
+                );
+                None
+            }
+            Err(e) => return Err(e),
+        };
         Ok(Self {
+            _policy: policy,
             _published: published,
             _sched: sched,
             _quiesce: quiesce,
@@ -232,14 +256,27 @@ fn add_disk(dev: &Arc<RefluxDev>) -> Result<GenDisk<Queue>> {
         .build(Owner, kernel::fmt!("{}", &*dev.name), tagset, dev.clone())
 }
 
-/// Starts the scheduler thread if `sched=1` and the device can migrate.
-fn start_scheduler(dev: &Arc<RefluxDev>) -> Result<Option<KThread>> {
+/// Stops the scheduler thread, if it runs, when dropped.
+struct SchedStop(Arc<RefluxDev>);
+
+impl Drop for SchedStop {
+    fn drop(&mut self) {
+        // Stopping cannot fail.
+        let _ = scheduler::set_running(&self.0, false);
+    }
+}
+
+/// Starts the scheduler thread if `sched=1` and the device can migrate; the administrator can
+/// start and stop it later (configfs `sched`).
+fn start_scheduler(dev: &Arc<RefluxDev>) -> Result<SchedStop> {
+    let stop = SchedStop(dev.clone());
     if SCHED.get() != 1 {
-        return Ok(None);
+        return Ok(stop);
     }
     if !dev.migrator.can_migrate() {
         dev_warn!(&dev.device, "the device cannot migrate: no scheduler\n");
-        return Ok(None);
+        return Ok(stop);
     }
-    Ok(Some(scheduler::start(dev.clone(), *dev.sched.params())?))
+    scheduler::set_running(dev, true)?;
+    Ok(stop)
 }

@@ -450,7 +450,7 @@ impl Show for Sched {
                 self.dev.inflight_permille(),
                 log.state().slope_milli_c_per_s(),
                 log.state().upload_ns().map_or(0, |(mean, _)| mean) / 1000,
-                log.state().horizon_ns(p) / 1000
+                log.state().horizon_ns(&p) / 1000
             )?;
             for (t, d) in log.decisions() {
                 writeln!(out, "t_ms {} {d}", t / 1_000_000)?;

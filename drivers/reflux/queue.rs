@@ -533,6 +533,16 @@ impl RefluxDev {
         self.rings.irq_wait_mode()
     }
 
+    /// The thresholds of the interrupt path's sleep/poll switch, if it is on.
+    pub(crate) fn poll_switch_params(&self) -> Option<PollSwitchParams> {
+        self.rings.with_switch(|s| s.params())
+    }
+
+    /// New thresholds for the sleep/poll switch (see [`Rings::set_switch_params`]).
+    pub(crate) fn set_poll_switch_params(&self, params: PollSwitchParams) -> Result {
+        self.rings.set_switch_params(params)
+    }
+
     /// Runs `f` on the interrupt path's sleep/poll switch, if it is on.
     pub(crate) fn with_poll_switch<T>(&self, f: impl FnOnce(&PollSwitch) -> T) -> Option<T> {
         self.rings.with_switch(f)

@@ -50,6 +50,8 @@ mod migrate;
 mod migrator;
 mod pagecache;
 mod pagetags;
+/// A bound device's policy in configfs.
+mod policy;
 mod queue;
 mod regio;
 mod rings;
@@ -539,6 +541,8 @@ pub(crate) struct Shared {
     /// The page-cache hook's table of disks, shared with the hook; `None` when another module
     /// holds the hook.
     pub(crate) pages: Option<Arc<pagecache::Published>>,
+    /// The type of the bound devices' policy directories in configfs.
+    pub(crate) policy: Arc<kernel::configfs::GroupType<attach::AttachItem, policy::DevPolicy>>,
 }
 
 impl PlatformDriver for RefluxDriver {
@@ -592,7 +596,7 @@ struct RefluxModule {
     // registry go.
     _driver: Pin<KBox<DriverRegistration<RefluxDriver>>>,
     _pagecache: Option<kernel::pagecache_hook::Registration<pagecache::Hook>>,
-    _configfs: Pin<KBox<kernel::configfs::Subsystem<attach::AttachItem>>>,
+    _configfs: Arc<kernel::configfs::Subsystem<attach::AttachItem>>,
 }
 
 /// Checks the parameters that do not depend on a device, so that a bad one fails the load.
@@ -670,6 +674,7 @@ impl kernel::Module for RefluxModule {
         let shared = Shared {
             registry,
             pages: hook.is_some().then_some(pages),
+            policy: kernel::configfs::GroupType::new(configfs.clone(), module)?,
         };
         let driver = KBox::pin_init(DriverRegistration::register(module, shared), GFP_KERNEL)?;
         Ok(Self {

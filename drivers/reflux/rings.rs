@@ -406,4 +406,12 @@ impl<R> Rings<R> {
     pub(crate) fn with_switch<T>(&self, f: impl FnOnce(&PollSwitch) -> T) -> Option<T> {
         self.irq_wait.lock().switch.as_ref().map(f)
     }
+
+    /// New thresholds for the sleep/poll switch: `EOPNOTSUPP` without one, `EINVAL` (nothing
+    /// changed) if they are not valid.
+    pub(crate) fn set_switch_params(&self, params: PollSwitchParams) -> Result {
+        let mut wait = self.irq_wait.lock();
+        let switch = wait.switch.as_mut().ok_or(EOPNOTSUPP)?;
+        switch.set_params(params).map_err(|_| EINVAL)
+    }
 }

@@ -6,7 +6,12 @@
 //!
 //! The log's lock is taken alone, with nothing inside it.
 
-use kernel::{new_spinlock, prelude::*, sync::SpinLock};
+use kernel::{
+    kthread::KThread,
+    new_mutex, new_spinlock,
+    prelude::*,
+    sync::{Mutex, SpinLock},
+};
 
 use crate::proto::sched::{Decision, SchedParams, Scheduler};
 
@@ -63,26 +68,43 @@ impl SchedLog {
     }
 }
 
-/// The scheduler's parameters and decision log.
+/// The scheduler's parameters, its thread and its decision log.
 #[pin_data]
 pub(crate) struct SchedState {
-    params: SchedParams,
+    /// Valid ([`SchedParams::validate`]) at all times.
+    #[pin]
+    params: SpinLock<SchedParams>,
+    /// The scheduler thread, while it runs (`scheduler::set_running`).
+    #[pin]
+    pub(crate) thread: Mutex<Option<KThread>>,
     #[pin]
     log: SpinLock<SchedLog>,
 }
 
 impl SchedState {
-    /// A scheduler state with `params` and an empty log.
+    /// A scheduler state with `params` (valid), no thread and an empty log.
     pub(crate) fn new(params: SchedParams) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
-            params,
+            params <- new_spinlock!(params),
+            thread <- new_mutex!(None),
             log <- new_spinlock!(SchedLog::new()?),
         }? Error)
     }
 
-    /// The scheduler's parameters.
-    pub(crate) fn params(&self) -> &SchedParams {
-        &self.params
+    /// The scheduler's parameters now.
+    pub(crate) fn params(&self) -> SchedParams {
+        *self.params.lock()
+    }
+
+    /// Changes the parameters with `f`: `EINVAL`, and nothing changed, if the result is not
+    /// valid.
+    pub(crate) fn update(&self, f: impl FnOnce(&mut SchedParams)) -> Result {
+        let mut params = self.params.lock();
+        let mut next = *params;
+        f(&mut next);
+        next.validate().map_err(|_| EINVAL)?;
+        *params = next;
+        Ok(())
     }
 
     /// Records `decision`, taken at `now`, and the scheduler's state `sched` after it.

@@ -59,7 +59,7 @@ use crate::actor::exec::now_ns;
 use crate::host::possible_cpus;
 use crate::proto::pipeline::Side;
 use crate::proto::sched::{
-    busy_permille, ActorView, Decision, Move, Sample, SchedParams, Scheduler, MAX_LOGGED,
+    busy_permille, ActorView, Decision, Move, Sample, Scheduler, MAX_LOGGED,
 };
 use crate::queue::RefluxDev;
 use crate::regio;
@@ -96,10 +96,30 @@ impl HostLoad {
     }
 }
 
+/// Whether `dev`'s scheduler thread runs.
+pub(crate) fn running(dev: &RefluxDev) -> bool {
+    dev.sched.thread.lock().is_some()
+}
+
+/// Starts (`on`) or stops `dev`'s scheduler thread, if it is not so already: `EOPNOTSUPP` to
+/// start it on a device that cannot migrate. Stopping waits for the thread's current epoch,
+/// and a migration it began, to end.
+pub(crate) fn set_running(dev: &Arc<RefluxDev>, on: bool) -> Result {
+    let mut thread = dev.sched.thread.lock();
+    match (on, thread.is_some()) {
+        (true, false) if !dev.migrator.can_migrate() => return Err(EOPNOTSUPP),
+        (true, false) => *thread = Some(spawn(dev.clone())?),
+        // `KThread`'s drop stops the thread and waits for it.
+        (false, true) => drop(thread.take()),
+        _ => {}
+    }
+    Ok(())
+}
+
 /// Starts the scheduler thread of `dev`.
-pub(crate) fn start(dev: Arc<RefluxDev>, params: SchedParams) -> Result<KThread> {
+fn spawn(dev: Arc<RefluxDev>) -> Result<KThread> {
     let d = dev.clone();
-    let t = KThread::spawn(kernel::fmt!("{}-sched", &*dev.name), move || run(d, params))?;
+    let t = KThread::spawn(kernel::fmt!("{}-sched", &*dev.name), move || run(d))?;
     // Real-time (the lowest priority): the epoch is kept on a loaded machine, and a migration's
     // hand-over is not stretched by waiting for a CPU. It sleeps between epochs and through a
     // drain (woken when it ends); it spins only while the device answers a migration command
@@ -108,9 +128,8 @@ pub(crate) fn start(dev: Arc<RefluxDev>, params: SchedParams) -> Result<KThread>
     Ok(t)
 }
 
-fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
+fn run(dev: Arc<RefluxDev>) -> i32 {
     let mut sched = Scheduler::new();
-    let epoch_us = u64::from(params.epoch_ms) * 1000;
     let mut sampler = Sampler::new(&dev);
     // A drain waits only for the runs the source started: at most one per engine core. The
     // count probe read (a failed read failed the probe); a device reporting none still runs one.
@@ -125,6 +144,9 @@ fn run(dev: Arc<RefluxDev>, params: SchedParams) -> i32 {
         last_move_ns: None,
     }; MAX_LOGGED];
     while !kthread::should_stop() {
+        // The administrator may change them at any time (configfs): read at each epoch.
+        let params = dev.sched.params();
+        let epoch_us = u64::from(params.epoch_ms) * 1000;
         kthread::usleep_range(epoch_us, epoch_us + epoch_us / 10);
         if kthread::should_stop() {
             break;

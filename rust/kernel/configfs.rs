@@ -8,7 +8,12 @@
 //! A [`Subsystem`] owns its C structures (the `configfs_subsystem`, the two item types, their
 //! operations and the attribute table) and a `Parent` value every item can see — typically the
 //! registry of the devices the items configure. Registering it creates
-//! `/sys/kernel/config/<name>/`; dropping it unregisters it.
+//! `/sys/kernel/config/<name>/`; dropping its last reference unregisters it.
+//!
+//! Next to the administrator's items, the driver can make directories of its own in the
+//! subsystem's root, one per object it owns (a bound device, say): a [`GroupType`] describes
+//! their attributes ([`Group`]), and [`GroupType::register`] makes one, which lasts until the
+//! returned [`GroupRegistration`] is dropped.
 //!
 //! Each `mkdir` there calls [`Item::make`]; the value it initialises lives in a pinned heap box
 //! next to the C `config_item` until configfs drops the item's last reference (`release`), which is after
@@ -46,10 +51,17 @@
 //! ```
 
 use crate::{
-    bindings, error::to_result, ffi::c_char, page::PAGE_SIZE, prelude::*, str::CStr,
-    sync::LockClassKey, types::Opaque, ThisModule,
+    bindings,
+    error::to_result,
+    ffi::c_char,
+    page::PAGE_SIZE,
+    prelude::*,
+    str::CStr,
+    sync::{Arc, LockClassKey, UniqueArc},
+    types::Opaque,
+    ThisModule,
 };
-use core::{fmt, ptr};
+use core::{fmt, marker::PhantomData, ptr};
 
 /// The most attributes an item type has.
 pub const MAX_ATTRS: usize = 8;
@@ -127,6 +139,44 @@ impl fmt::Write for Page<'_> {
 
 type ShowFn = unsafe extern "C" fn(*mut bindings::config_item, *mut c_char) -> isize;
 type StoreFn = unsafe extern "C" fn(*mut bindings::config_item, *const c_char, usize) -> isize;
+
+/// The C attributes of `attrs`, each with the callback of its index in `shows` and `stores`,
+/// and the NULL-terminated table of pointers to them (into the first vector's heap buffer,
+/// which must not grow afterwards). `EINVAL` if there are more attributes than callbacks.
+#[allow(clippy::type_complexity)]
+fn attribute_table(
+    attrs: &[Attribute],
+    shows: &[ShowFn],
+    stores: &[StoreFn],
+    module: &'static ThisModule,
+) -> Result<(
+    KVec<bindings::configfs_attribute>,
+    KVec<*mut bindings::configfs_attribute>,
+)> {
+    if attrs.len() > shows.len() || attrs.len() > stores.len() {
+        return Err(EINVAL);
+    }
+    let mut table = KVec::with_capacity(attrs.len(), GFP_KERNEL)?;
+    for ((a, show), store) in attrs.iter().zip(shows).zip(stores) {
+        table.push(
+            bindings::configfs_attribute {
+                ca_name: a.name.as_char_ptr(),
+                ca_owner: module.as_ptr(),
+                ca_mode: if a.writable { 0o644 } else { 0o444 },
+                show: Some(*show),
+                store: a.writable.then_some(*store),
+            },
+            GFP_KERNEL,
+        )?;
+    }
+    let mut ptrs = KVec::with_capacity(table.len() + 1, GFP_KERNEL)?;
+    // `table` is never pushed to again: its elements stay where they are.
+    for a in table.iter_mut() {
+        ptrs.push(ptr::from_mut(a), GFP_KERNEL)?;
+    }
+    ptrs.push(ptr::null_mut(), GFP_KERNEL)?;
+    Ok((table, ptrs))
+}
 
 /// A registered configfs subsystem whose root directory holds items of type `T`.
 ///
@@ -212,31 +262,10 @@ impl<T: Item> Subsystem<T> {
         module: &'static ThisModule,
         key: &'static LockClassKey,
         parent: impl PinInit<T::Parent, Error>,
-    ) -> Result<Pin<KBox<Self>>> {
-        if T::ATTRS.len() > MAX_ATTRS {
-            return Err(EINVAL);
-        }
-        let mut attrs = KVec::with_capacity(T::ATTRS.len(), GFP_KERNEL)?;
-        for ((a, show), store) in T::ATTRS.iter().zip(Self::SHOW).zip(Self::STORE) {
-            attrs.push(
-                bindings::configfs_attribute {
-                    ca_name: a.name.as_char_ptr(),
-                    ca_owner: module.as_ptr(),
-                    ca_mode: if a.writable { 0o644 } else { 0o444 },
-                    show: Some(show),
-                    store: a.writable.then_some(store),
-                },
-                GFP_KERNEL,
-            )?;
-        }
-        let mut attr_ptrs = KVec::with_capacity(attrs.len() + 1, GFP_KERNEL)?;
-        // `attrs` is never pushed to again: its elements stay where they are.
-        for a in attrs.iter_mut() {
-            attr_ptrs.push(ptr::from_mut(a), GFP_KERNEL)?;
-        }
-        attr_ptrs.push(ptr::null_mut(), GFP_KERNEL)?;
+    ) -> Result<Arc<Self>> {
+        let (attrs, attr_ptrs) = attribute_table(T::ATTRS, &Self::SHOW, &Self::STORE, module)?;
 
-        let mut this = KBox::try_pin_init(
+        let mut this = UniqueArc::try_pin_init(
             try_pin_init!(Self {
                 subsys: Opaque::uninit(),
                 root_type: Opaque::uninit(),
@@ -285,7 +314,7 @@ impl<T: Item> Subsystem<T> {
             to_result(bindings::configfs_register_subsystem(s))?;
         }
         me.registered = true;
-        Ok(this)
+        Ok(this.into())
     }
 
     /// The value every item sees.
@@ -405,6 +434,218 @@ impl<T: Item> PinnedDrop for Subsystem<T> {
             // SAFETY: registered in `new` (type invariant) and not yet unregistered. No item
             // exists: each holds a reference on the module that owns this subsystem.
             unsafe { bindings::configfs_unregister_subsystem(self.subsys.get()) };
+        }
+    }
+}
+
+/// The most attributes a [`Group`] has.
+pub const MAX_GROUP_ATTRS: usize = 32;
+
+/// The attributes of a directory the driver makes in a subsystem ([`GroupType::register`]).
+///
+/// configfs serialises nothing between different open files of one directory, so groups use
+/// interior mutability.
+pub trait Group: Send + Sync {
+    /// The directory's attributes; the index into this slice names one in `show` and `store`.
+    const ATTRS: &'static [Attribute];
+
+    /// A read of attribute `attr`: writes its text into `out`.
+    fn show(&self, attr: usize, out: &mut Page<'_>) -> Result;
+
+    /// A write of `input` to attribute `attr` (writable ones only); an error fails the write.
+    fn store(&self, attr: usize, input: &[u8]) -> Result;
+}
+
+/// The type of the directories of [`Group`] `G` that a driver makes in the subsystem of `T`.
+///
+/// # Invariants
+///
+/// `item_type` has attributes `attr_ptrs` (pointing into `attrs`) and no operations; none of
+/// them moves or changes while a [`GroupRegistration`] of this type exists (each holds an
+/// [`Arc`] to it).
+#[pin_data]
+pub struct GroupType<T: Item, G: Group> {
+    subsys: Arc<Subsystem<T>>,
+    #[pin]
+    item_type: Opaque<bindings::config_item_type>,
+    attrs: KVec<bindings::configfs_attribute>,
+    attr_ptrs: KVec<*mut bindings::configfs_attribute>,
+    _group: PhantomData<G>,
+}
+
+// SAFETY: the C structures are only read by configfs after creation; the rest is an `Arc` to a
+// `Send + Sync` subsystem and immutable data.
+unsafe impl<T: Item, G: Group> Send for GroupType<T, G> {}
+// SAFETY: as above.
+unsafe impl<T: Item, G: Group> Sync for GroupType<T, G> {}
+
+/// Generates the attribute callbacks of a [`GroupType`], one per attribute index.
+macro_rules! group_callbacks {
+    ($($i:literal)*) => {
+        const SHOW: [ShowFn; MAX_GROUP_ATTRS] = [$(Self::show::<$i>,)*];
+        const STORE: [StoreFn; MAX_GROUP_ATTRS] = [$(Self::store::<$i>,)*];
+    };
+}
+
+impl<T: Item, G: Group> GroupType<T, G> {
+    group_callbacks!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27
+        28 29 30 31);
+
+    /// The type of `G`'s directories in `subsys`, whose files belong to `module`. `EINVAL` if
+    /// `G` has more than [`MAX_GROUP_ATTRS`] attributes.
+    pub fn new(subsys: Arc<Subsystem<T>>, module: &'static ThisModule) -> Result<Arc<Self>> {
+        let (attrs, attr_ptrs) = attribute_table(G::ATTRS, &Self::SHOW, &Self::STORE, module)?;
+        let mut this = UniqueArc::try_pin_init(
+            try_pin_init!(Self {
+                subsys,
+                item_type: Opaque::uninit(),
+                attrs,
+                attr_ptrs,
+                _group: PhantomData,
+            }? Error),
+            GFP_KERNEL,
+        )?;
+        // SAFETY: nothing is moved out of `this`; only a field is written in place.
+        let me = unsafe { this.as_mut().get_unchecked_mut() };
+        // SAFETY: the type is ours and not yet visible to configfs; all-zero is a valid value
+        // (no operations). The attribute table is `attr_ptrs`'s heap buffer, which lives as
+        // long as `this`.
+        unsafe {
+            ptr::write_bytes(me.item_type.get(), 0, 1);
+            (*me.item_type.get()).ct_owner = module.as_ptr();
+            (*me.item_type.get()).ct_attrs = me.attr_ptrs.as_mut_ptr();
+        }
+        Ok(this.into())
+    }
+
+    /// Makes the directory `<subsystem>/<name>/` with the attributes of `data`: `EEXIST` if
+    /// the name is taken (by an item of the administrator's, too).
+    pub fn register(
+        self: &Arc<Self>,
+        name: &CStr,
+        data: Arc<G>,
+    ) -> Result<Pin<KBox<GroupRegistration<T, G>>>> {
+        let reg = KBox::pin_init(
+            try_pin_init!(GroupRegistration {
+                group: Opaque::uninit(),
+                data,
+                ty: self.clone(),
+                registered: core::sync::atomic::AtomicBool::new(false),
+            }? Error),
+            GFP_KERNEL,
+        )?;
+        let group = reg.group.get();
+        let root = self.subsys.subsys.get();
+        // SAFETY: `group` is ours, pinned, and not yet visible to configfs; a zeroed group is
+        // what `config_group_init_type_name` expects (it copies the name). The subsystem is
+        // registered (it lives as long as `self`) and its root group outlives the child: the
+        // registration holds `self`, which holds the subsystem.
+        to_result(unsafe {
+            ptr::write_bytes(group, 0, 1);
+            bindings::config_group_init_type_name(group, name.as_char_ptr(), self.item_type.get());
+            bindings::configfs_register_group(ptr::addr_of_mut!((*root).su_group), group)
+        })
+        .inspect_err(|_| {
+            // SAFETY: not registered: drop the name's reference without unregistering.
+            unsafe { bindings::config_item_put(ptr::addr_of_mut!((*group).cg_item)) };
+        })?;
+        // INVARIANT: registered above.
+        reg.registered
+            .store(true, core::sync::atomic::Ordering::Relaxed);
+        Ok(reg)
+    }
+
+    /// # Safety
+    ///
+    /// `item` is the item of a registered [`GroupRegistration`] of this type.
+    unsafe fn group<'a>(item: *mut bindings::config_item) -> &'a GroupRegistration<T, G> {
+        // SAFETY: by the caller's contract, `item` is inside the `group` field of a
+        // registration, which lives until after it is unregistered; configfs calls attribute
+        // operations only before that.
+        unsafe {
+            let group = crate::container_of!(item, bindings::config_group, cg_item);
+            &*crate::container_of!(group, GroupRegistration<T, G>, group)
+        }
+    }
+
+    unsafe extern "C" fn show<const I: usize>(
+        item: *mut bindings::config_item,
+        page: *mut c_char,
+    ) -> isize {
+        // SAFETY: configfs calls attribute operations on registered groups of `item_type`
+        // only, with a page-sized, writable buffer of its own.
+        let (g, buf) = unsafe {
+            (
+                Self::group(item),
+                core::slice::from_raw_parts_mut(page.cast::<u8>(), PAGE_SIZE),
+            )
+        };
+        let mut out = Page { buf, len: 0 };
+        match g.data.show(I, &mut out) {
+            // At most PAGE_SIZE.
+            Ok(()) => out.len as isize,
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+
+    unsafe extern "C" fn store<const I: usize>(
+        item: *mut bindings::config_item,
+        page: *const c_char,
+        count: usize,
+    ) -> isize {
+        // SAFETY: as in `show`; configfs passes `count` (at most a page) bytes it copied in.
+        let (g, input) = unsafe {
+            (
+                Self::group(item),
+                core::slice::from_raw_parts(page.cast::<u8>(), count),
+            )
+        };
+        match g.data.store(I, input) {
+            Ok(()) => count as isize,
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+}
+
+/// A directory the driver made ([`GroupType::register`]); dropping it removes the directory.
+///
+/// The removal waits for every `show` and `store` in progress, and none runs after it: reads and
+/// writes of files still open fail, and no longer reach the group's data.
+#[pin_data(PinnedDrop)]
+pub struct GroupRegistration<T: Item, G: Group> {
+    #[pin]
+    group: Opaque<bindings::config_group>,
+    data: Arc<G>,
+    ty: Arc<GroupType<T, G>>,
+    registered: core::sync::atomic::AtomicBool,
+}
+
+// SAFETY: the C group is only touched by configfs (under its own locks); the rest is `Send`.
+unsafe impl<T: Item, G: Group> Send for GroupRegistration<T, G> {}
+// SAFETY: as above; attribute callbacks get shared references to `data`, which is `Sync`.
+unsafe impl<T: Item, G: Group> Sync for GroupRegistration<T, G> {}
+
+impl<T: Item, G: Group> GroupRegistration<T, G> {
+    /// The group's data.
+    pub fn data(&self) -> &Arc<G> {
+        &self.data
+    }
+}
+
+#[pinned_drop]
+impl<T: Item, G: Group> PinnedDrop for GroupRegistration<T, G> {
+    fn drop(self: Pin<&mut Self>) {
+        if !self.registered.load(core::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let group = self.group.get();
+        // SAFETY: registered (checked above) under the subsystem `ty` keeps alive.
+        // `configfs_unregister_group` returns once no attribute operation runs or can start;
+        // dropping the initial reference then frees nothing of ours (the type has no
+        // `release`), only a long name configfs may have allocated.
+        unsafe {
+            bindings::configfs_unregister_group(group);
+            bindings::config_item_put(ptr::addr_of_mut!((*group).cg_item));
         }
     }
 }

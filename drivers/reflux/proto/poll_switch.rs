@@ -169,6 +169,17 @@ impl PollSwitch {
         self.mode = WaitMode::Sleep;
     }
 
+    /// New parameters for a running switch (the administrator's): the average is kept,
+    /// clamped to the new gap bound, and so is the mode until the next gap decides.
+    pub fn set_params(&mut self, params: PollSwitchParams) -> Result<(), PollSwitchError> {
+        params.validate()?;
+        let ewma = self.ewma_ns().min(params.max_gap_ns);
+        // INVARIANT: `params` validated; `ewma <= max_gap_ns`, so `acc` is within the bound.
+        self.params = params;
+        self.acc = ewma << params.weight_shift;
+        Ok(())
+    }
+
     /// The parameters.
     pub const fn params(&self) -> PollSwitchParams {
         self.params

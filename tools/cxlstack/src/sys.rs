@@ -146,7 +146,9 @@ impl System {
             .into_iter()
             .flatten()
             .flatten()
-            .filter(|e| e.path().is_dir())
+            // The administrator's attachments; each bound device's policy directory (which
+            // has no `device` file) is next to them.
+            .filter(|e| e.path().join("device").is_file())
             .filter_map(|e| e.file_name().into_string().ok())
             .collect();
         names.sort();

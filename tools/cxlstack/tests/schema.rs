@@ -88,6 +88,9 @@ fn fixture(test: &str) -> PathBuf {
     ] {
         put(&format!("sys/kernel/config/reflux/logs/{a}"), v);
     }
+    // The device's policy directory, next to the attachments: not one of them.
+    put("sys/kernel/config/reflux/reflux0/placement", "0x3");
+    put("sys/kernel/config/reflux/reflux0/pipeline", "2");
     root
 }
 
@@ -128,6 +131,8 @@ fn every_documented_field_is_there() {
     }
     // The fixture's device node is no device: its identity is null, not invented.
     assert!(out.contains("\"abi\": null"), "{out}");
+    // One attachment: the device's policy directory is not listed as one.
+    assert_eq!(out.matches("\"enabled\":").count(), 1, "{out}");
     assert!(
         out.contains("\"records\": 40") && out.contains("\"temperature_mc\": 41000"),
         "{out}"

@@ -181,3 +181,45 @@ fn the_switch_reports_its_parameters() {
     let s = PollSwitch::new(p).unwrap();
     assert_eq!(s.params(), p);
 }
+
+#[test]
+fn new_parameters_apply_to_a_running_switch() {
+    let mut s = switch();
+    for _ in 0..64 {
+        s.record_gap(5 * US);
+    }
+    assert_eq!(s.mode(), WaitMode::Poll);
+    let before = s.ewma_ns();
+    // Bad parameters change nothing.
+    let bad = PollSwitchParams {
+        poll_below_ns: 60 * US,
+        ..s.params()
+    };
+    assert_eq!(s.set_params(bad), Err(PollSwitchError::Thresholds));
+    assert_eq!((s.ewma_ns(), s.mode()), (before, WaitMode::Poll));
+    // A lower poll threshold keeps the average and the mode until the next gap decides.
+    let lower = PollSwitchParams {
+        poll_below_ns: 2 * US,
+        ..s.params()
+    };
+    assert_eq!(s.set_params(lower), Ok(()));
+    assert_eq!((s.ewma_ns(), s.mode()), (before, WaitMode::Poll));
+    assert_eq!(s.record_gap(5 * US), WaitMode::Poll);
+    for _ in 0..64 {
+        s.record_gap(30 * US);
+    }
+    assert_eq!(s.mode(), WaitMode::Poll, "inside the band: no switch");
+    for _ in 0..64 {
+        s.record_gap(100 * US);
+    }
+    assert_eq!(s.mode(), WaitMode::Sleep);
+    // A smaller gap clamp clamps the average too.
+    let tight = PollSwitchParams {
+        poll_below_ns: 2 * US,
+        sleep_above_ns: 10 * US,
+        max_gap_ns: 20 * US,
+        ..s.params()
+    };
+    assert_eq!(s.set_params(tight), Ok(()));
+    assert!(s.ewma_ns() <= 20 * US);
+}
