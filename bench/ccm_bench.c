@@ -494,7 +494,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				__u8 *next = pr_contribs(o, in + ((l + 1) % regions) * region);
 				__u64 sm[64];
 
-				if (l >= o->launches || n > 64 || v0 + n > o->vertices) {
+				if (l >= o->launches || r.length > sizeof(sm) || v0 + n > o->vertices) {
 					fail(res, "record %llu names vertices out of range (tag %llu)",
 					     head, r.tag);
 					goto out_free;
@@ -555,7 +555,8 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 				const __u64 *dd;
 				__u64 tmp[64];
 
-				if (l >= o->launches || r.result_offset / 8 + n > o->rows || n > 64) {
+				if (l >= o->launches || r.result_offset / 8 + n > o->rows ||
+				    r.length > sizeof(tmp)) {
 					fail(res, "record %llu names rows out of range (tag %llu)",
 					     head, r.tag);
 					goto out_free;
