@@ -90,20 +90,22 @@ fn actor(a: &Actor) -> Json {
 fn reflux(d: &RefluxDevice) -> Json {
     obj([
         ("name", d.name.as_str().into()),
-        (
-            "stats",
-            Json::Obj(
-                d.stats
-                    .iter()
-                    .map(|(k, v)| {
-                        let val = v.parse::<f64>().map_or(Json::from(v.as_str()), Json::Num);
-                        (k.clone(), val)
-                    })
-                    .collect(),
-            ),
-        ),
+        ("stats", pairs(&d.stats)),
         ("actors", Json::Arr(d.actors.iter().map(actor).collect())),
+        ("policy", pairs(&d.policy)),
     ])
+}
+
+/// `key value` pairs as an object, values that are numbers as numbers.
+fn pairs(kv: &[(String, String)]) -> Json {
+    Json::Obj(
+        kv.iter()
+            .map(|(k, v)| {
+                let val = v.parse::<f64>().map_or(Json::from(v.as_str()), Json::Num);
+                (k.clone(), val)
+            })
+            .collect(),
+    )
 }
 
 fn attachment(a: &Attachment) -> Json {
@@ -166,6 +168,26 @@ pub fn table(s: &Snapshot) -> String {
             d.actors.len(),
             temp.map_or(String::new(), |(k, v)| format!(", {k} {v}"))
         );
+        let policy = |k: &str| {
+            d.policy
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.as_str())
+        };
+        if let (Some(p), Some(pl), Some(sched)) =
+            (policy("pipeline"), policy("placement"), policy("sched"))
+        {
+            let _ = writeln!(
+                out,
+                "  default pipeline {p}{}, placement {pl}, scheduler {}",
+                if policy("checksum") == Some("1") {
+                    "+checksum"
+                } else {
+                    ""
+                },
+                if sched == "1" { "on" } else { "off" }
+            );
+        }
         for a in &d.actors {
             let _ = writeln!(
                 out,

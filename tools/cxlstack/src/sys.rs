@@ -33,6 +33,9 @@ pub struct RefluxDevice {
     pub name: String,
     pub stats: Vec<(String, String)>,
     pub actors: Vec<model::Actor>,
+    /// The device's configfs policy directory: file name and value, sorted by name; empty
+    /// without configfs.
+    pub policy: Vec<(String, String)>,
 }
 
 /// Everything `list` and `stat` show.
@@ -136,8 +139,25 @@ impl System {
                 .read(&format!("{dir}/actors"))
                 .map(|t| model::parse_actors(&t))
                 .unwrap_or_default(),
+            policy: self.policy(&name),
             name,
         }
+    }
+
+    /// The files of `/sys/kernel/config/reflux/<name>/`, each with its value.
+    fn policy(&self, name: &str) -> Vec<(String, String)> {
+        let dir = self.path(&format!("sys/kernel/config/reflux/{name}"));
+        let mut files: Vec<(String, String)> = fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let value = fs::read_to_string(e.path()).ok()?;
+                Some((e.file_name().into_string().ok()?, value.trim().to_string()))
+            })
+            .collect();
+        files.sort();
+        files
     }
 
     fn attachments(&self) -> Vec<Attachment> {

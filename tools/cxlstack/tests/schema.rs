@@ -38,7 +38,7 @@ const TENANT: [&str; 14] = [
     "dma_batches",
     "unpublished",
 ];
-const REFLUX: [&str; 3] = ["name", "stats", "actors"];
+const REFLUX: [&str; 4] = ["name", "stats", "actors", "policy"];
 const ACTOR: [&str; 8] = [
     "actor",
     "kind",
@@ -91,6 +91,7 @@ fn fixture(test: &str) -> PathBuf {
     // The device's policy directory, next to the attachments: not one of them.
     put("sys/kernel/config/reflux/reflux0/placement", "0x3");
     put("sys/kernel/config/reflux/reflux0/pipeline", "2");
+    put("sys/kernel/config/reflux/reflux0/sched", "0");
     root
 }
 
@@ -131,8 +132,9 @@ fn every_documented_field_is_there() {
     }
     // The fixture's device node is no device: its identity is null, not invented.
     assert!(out.contains("\"abi\": null"), "{out}");
-    // One attachment: the device's policy directory is not listed as one.
+    // One attachment: the device's policy directory is not listed as one, but as its policy.
     assert_eq!(out.matches("\"enabled\":").count(), 1, "{out}");
+    assert!(out.contains("\"placement\": \"0x3\""), "{out}");
     assert!(
         out.contains("\"records\": 40") && out.contains("\"temperature_mc\": 41000"),
         "{out}"
