@@ -94,15 +94,41 @@ if [ $pc_rc = 0 ] && [ -n "$stages" ]; then
 	pc_tests="$pc_tests $pc/verify/console.log"
 fi
 
+# A suite script that no mode runs would never fail: each selftests/<dir>/<name>.sh
+# must be named (<dir>.<name>) by tools/vm/init or a mode's script.
+inventory="$LOGDIR/inventory.log"
+: >"$inventory"
+if [ -z "${SUITE:-}" ]; then
+	missing=$(cd "$REPO/selftests" && for f in */*.sh; do
+		s=${f%.sh}; s=${s%%/*}.${s#*/}
+		grep -qw -- "$s" "$REPO"/tools/vm/init "$REPO"/tools/vm/*.sh || echo "$s"
+	done)
+	{
+		echo "##cxlstack begin harness.inventory"
+		echo "TAP version 13"
+		echo "1..1"
+		if [ -z "$missing" ]; then
+			echo "ok 1 every suite script under selftests/ is run by a mode of tools/vm"
+		else
+			echo "not ok 1 every suite script under selftests/ is run by a mode of tools/vm"
+			echo "$missing" | sed 's/^/# no mode runs /'
+		fi
+		echo "##cxlstack end harness.inventory rc=$([ -z "$missing" ] && echo 0 || echo 1)"
+	} >"$inventory"
+fi
+
 # One judgement for all the boots: the main run's tests (up to its `done`, if
-# it got there), then the power-cut boots'; every console is scanned.
+# it got there), then the power-cut boots', then the inventory; every console
+# is scanned.
 tests="$LOGDIR/all-tests.log"
 if grep -q '^##cxlstack done' "$LOGDIR/tests.log" 2>/dev/null; then
 	sed '/^##cxlstack done/,$d' "$LOGDIR/tests.log" >"$tests"
 	cat "$pc/tests.log" >>"$tests" 2>/dev/null || true
+	cat "$inventory" >>"$tests"
 	grep -q '^##cxlstack done' "$tests" || echo '##cxlstack done' >>"$tests"
 else
 	cp "$LOGDIR/tests.log" "$tests" 2>/dev/null || : >"$tests"
+	cat "$inventory" >>"$tests"
 fi
 [ $pc_rc = 0 ] || vm_rc=$pc_rc
 # shellcheck disable=SC2086 # the consoles are words
