@@ -155,8 +155,31 @@ impl DevPolicy {
             .fold(0, |mask, (i, _)| mask | 1 << i)
     }
 
-    /// Moves the default pipeline's stages to `mask` (bit `i`: stage `i` on the device), one
-    /// migration per stage that is elsewhere; stops at the first that fails.
+    /// The default pipeline's actors that `mask` (bit `i`: stage `i` on the device) moves, with
+    /// where each goes: `EPERM` if one of them is pinned, so that nothing moves.
+    fn moves(&self, mask: u32) -> Result<KVec<(u8, Side)>> {
+        let dev = &self.dev;
+        let stages = pipeline_actors(dev.cfg.pipeline, dev.cfg.flags).count();
+        // Allocated before the routing table's spinlock: the pushes below never allocate.
+        let mut moves = KVec::with_capacity(stages, GFP_KERNEL)?;
+        let routing = dev.routing.lock();
+        for (i, id) in pipeline_actors(dev.cfg.pipeline, dev.cfg.flags).enumerate() {
+            let to = if mask & 1 << i != 0 {
+                Side::Device
+            } else {
+                Side::Host
+            };
+            match routing.actor(id) {
+                Some(a) if a.side == to => continue,
+                Some(a) if a.pinned => return Err(EPERM),
+                _ => moves.push((id, to), GFP_ATOMIC)?,
+            }
+        }
+        Ok(moves)
+    }
+
+    /// Moves the default pipeline's stages to `mask`, one migration per stage that is elsewhere;
+    /// stops at the first that fails (the stages moved before stay where they went).
     fn set_placement(&self, mask: u32) -> Result {
         let dev = &self.dev;
         let stages = pipeline_actors(dev.cfg.pipeline, dev.cfg.flags).count();
@@ -166,14 +189,10 @@ impl DevPolicy {
         if crate::scheduler::running(dev) {
             return Err(EBUSY);
         }
-        for (i, id) in pipeline_actors(dev.cfg.pipeline, dev.cfg.flags).enumerate() {
-            let to = if mask & 1 << i != 0 {
-                Side::Device
-            } else {
-                Side::Host
-            };
+        for (id, to) in self.moves(mask)? {
             match dev.migrate(id, to) {
                 Ok(_) => {}
+                // Moved meanwhile by another writer: where it was asked to be.
                 Err(e) if e == EALREADY => {}
                 Err(e) => return Err(e),
             }
