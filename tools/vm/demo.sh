@@ -47,7 +47,6 @@ reflux_stat() {
 # to the first 32 MiB of /dev/reflux0 and reads every block back (crc32c
 # verify) while the LZ4 stage (actor 2) moves from the device to the host.
 reflux_tour() {
-	grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config
 	show cxlstack attach tour --device reflux0 --start 0 --length 32M --pipeline compress --checksum ||
 		return 1
 	reflux_stat
@@ -103,6 +102,8 @@ demo() {
 		"$(echo "$cxl" | grep -c '^port') ports) and our modules:" $OUR_MODULES
 
 	step "1/4 The devices: computational memory (cxl_ccmN) and the CXL SSD (reflux0) with its stage actors"
+	# configfs: each reflux device's policy (cxlstack shows it) and the attachments.
+	grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config
 	show cxlstack list
 
 	step "2/4 CCM: the same 16 launches of 16 KiB in each offload mode (every result verified; e2e_us: total time)"
