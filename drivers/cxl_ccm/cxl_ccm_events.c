@@ -6,9 +6,7 @@
 #define CREATE_TRACE_POINTS
 #include "cxl_ccm_events.h"
 
-#define RUST_DO_TRACE(name, proto, args)					\
-	void rust_do_trace_##name(proto);					\
-	void rust_do_trace_##name(proto) { trace_##name(args); }
+#include "rust_do_trace.h"
 
 RUST_DO_TRACE(cxl_ccm_launch,
 	      TP_PROTO(u32 dev, u32 tenant, u32 mode, u32 tag, u32 kernel, u32 bytes, u64 ns),

@@ -32,11 +32,3 @@ kernel::declare_trace! {
     /// A scan of the metadata ring found `records` new records carrying `bytes` of payload.
     pub(crate) fn cxl_ccm_records(dev: u32, tenant: u32, records: u32, bytes: u64);
 }
-
-/// The errno of a result, as trace events carry it (0 for success).
-pub(crate) fn ret<T>(r: &kernel::error::Result<T>) -> i32 {
-    match r {
-        Ok(_) => 0,
-        Err(e) => e.to_errno(),
-    }
-}

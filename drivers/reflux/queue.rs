@@ -486,7 +486,7 @@ impl RefluxDev {
         crate::trace::reflux_rq_complete(
             self.nr,
             u32::from(tag),
-            crate::trace::ret(&status),
+            kernel::tracepoint::errno(&status),
             now_ns().saturating_sub(f.t0_ns),
         );
         if Request::end(f.rq, status).is_err() {

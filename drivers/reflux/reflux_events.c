@@ -6,9 +6,7 @@
 #define CREATE_TRACE_POINTS
 #include "reflux_events.h"
 
-#define RUST_DO_TRACE(name, proto, args)					\
-	void rust_do_trace_##name(proto);					\
-	void rust_do_trace_##name(proto) { trace_##name(args); }
+#include "rust_do_trace.h"
 
 RUST_DO_TRACE(reflux_rq_issue,
 	      TP_PROTO(u32 dev, u32 tag, u32 pipeline, u32 dir, u64 lba, u32 blocks),

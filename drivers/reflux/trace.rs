@@ -48,11 +48,3 @@ pub(crate) mod phase {
     pub(crate) const REBUILD: u32 = 3;
     pub(crate) const HANDOVER: u32 = 4;
 }
-
-/// The errno of a result, as trace events carry it (0 for success).
-pub(crate) fn ret<T>(r: &kernel::error::Result<T>) -> i32 {
-    match r {
-        Ok(_) => 0,
-        Err(e) => e.to_errno(),
-    }
-}

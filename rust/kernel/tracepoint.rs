@@ -81,9 +81,18 @@ pub const fn scalar<T: Scalar>() {}
 #[doc(hidden)]
 #[inline(always)]
 pub unsafe fn enabled(tp: *const bindings::tracepoint) -> bool {
-    // SAFETY: by the caller's guarantee `tp` is valid; `enabled` is an `atomic_t`, an `int`
-    // the tracing core changes only atomically, so reading it as an `AtomicI32` is sound.
-    let count =
-        unsafe { AtomicI32::from_ptr(core::ptr::addr_of!((*tp).key.enabled.counter).cast_mut()) };
+    // SAFETY: by the caller's guarantee `tp` is valid, so the field's address is too.
+    let counter = unsafe { core::ptr::addr_of!((*tp).key.enabled.counter) };
+    // SAFETY: `enabled` is an `atomic_t`, an `int` the tracing core changes only atomically,
+    // so reading it as an `AtomicI32` is sound; it lives as long as the tracepoint.
+    let count = unsafe { AtomicI32::from_ptr(counter.cast_mut()) };
     count.load(Ordering::Relaxed) > 0
+}
+
+/// The errno of a result, as trace events carry it: 0 for success, else the negative errno.
+pub fn errno<T>(r: &crate::error::Result<T>) -> i32 {
+    match r {
+        Ok(_) => 0,
+        Err(e) => e.to_errno(),
+    }
 }

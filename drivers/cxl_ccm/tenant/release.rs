@@ -80,7 +80,7 @@ impl Tenant {
             arg.count,
             arg.metadata_head_published,
             arg.payload_head_published,
-            crate::trace::ret(&result),
+            kernel::tracepoint::errno(&result),
         );
         result
     }

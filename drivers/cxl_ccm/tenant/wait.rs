@@ -66,7 +66,7 @@ impl Tenant {
             arg.min_records,
             arg.ready,
             crate::link::now_ns().saturating_sub(start),
-            crate::trace::ret(&result),
+            kernel::tracepoint::errno(&result),
         );
         result
     }
