@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The poller thread, and who needs it: a `WAIT` in progress, a `poll()` within its lease, an
-//! RP launch outstanding.
+//! The poller thread, and who needs it: a `poll()` within its lease, an RP launch outstanding.
+//! A `WAIT` in a polled mode polls on its caller's core instead ([`Tenant::poll_step`]), and the
+//! poller stands down meanwhile: handing each result over from the thread to the caller cost a
+//! wake-up, and a caller that arrived while the thread slept its interval waited for the
+//! thread's timer (up to a tick under emulation, traced).
 
 use core::sync::atomic::Ordering;
-use kernel::{kthread, sync::Arc};
+use kernel::{kthread, prelude::*, sync::Arc};
 
 use super::{Tenant, TenantCore};
 use crate::abi;
@@ -16,10 +19,36 @@ use crate::abi;
 const POLL_LEASE_NS: u64 = 10_000_000;
 
 impl TenantCore {
-    /// Whether the poller has a reason to poll: a `WAIT` in progress, or an armed lease.
+    /// Whether the poller has a reason to poll: an armed lease, and no `WAIT` polling already.
     fn wanted(&self) -> bool {
-        self.demand.waiters.load(Ordering::Acquire) != 0
-            || self.demand.armed.load(Ordering::Acquire)
+        self.demand.waiters.load(Ordering::Acquire) == 0
+            && self.demand.armed.load(Ordering::Acquire)
+    }
+
+    /// The tenant's polling interval: RP polls the mailbox at the remote polling interval (the
+    /// device's model if none given), the other modes their rings at the configured one.
+    pub(super) fn poll_interval_ns(&self) -> u64 {
+        match (self.cfg.mode, self.cfg.poll_interval_ns) {
+            (abi::MODE_RP, 0) => self.link.remote_poll_ns,
+            (_, ns) => ns,
+        }
+    }
+
+    /// One poll, by the poller or by a `WAIT`: drives an RP launch, copies queued results and
+    /// scans the rings ([`TenantCore::progress`]). Once it finds records or fails, it disarms
+    /// the lease and wakes every waiter (`poll()` callers, interrupt-mode `WAIT`s).
+    pub(super) fn poll_once(&self) -> Result<u32> {
+        let found = self.progress();
+        match found {
+            Ok(0) => self.expire_lease(),
+            Ok(_) | Err(_) => {
+                if !self.host_work_pending() {
+                    self.demand.armed.store(false, Ordering::Release);
+                }
+                self.wq.wake_all();
+            }
+        }
+        found
     }
 
     /// Ends the lease of `arm()` after an empty pass, when nobody needs the poller: no `WAIT`
@@ -41,13 +70,12 @@ impl TenantCore {
     }
 }
 
-/// A `WAIT` in progress in a polled mode: the poller polls until it is dropped.
+/// A `WAIT` polling in a polled mode: the poller stands down until it is dropped.
 pub(super) struct Waiting<'a>(&'a TenantCore);
 
 impl<'a> Waiting<'a> {
     pub(super) fn new(core: &'a TenantCore) -> Self {
         core.demand.waiters.fetch_add(1, Ordering::AcqRel);
-        core.arm_wq.wake_all();
         Waiting(core)
     }
 }
@@ -55,6 +83,9 @@ impl<'a> Waiting<'a> {
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         self.0.demand.waiters.fetch_sub(1, Ordering::AcqRel);
+        // A lease or an RP launch the `WAIT` left behind (it timed out, or another thread's
+        // `poll()` armed meanwhile) is the poller's again.
+        self.0.arm_wq.wake_all();
     }
 }
 
@@ -86,44 +117,27 @@ pub(super) fn pace(since: u64, interval_ns: u64, spin: bool) -> u64 {
     }
 }
 
-/// The poller thread: polls the metadata tail at the tenant's interval while someone waits
-/// (a `WAIT` in progress, a `poll()` within its lease, an RP launch outstanding); otherwise it
-/// sleeps, so a `WAIT` that timed out or a `poll()` that gave up costs no CPU.
+/// The poller thread: polls at the tenant's interval while someone needs it (a `poll()` within
+/// its lease, an RP launch outstanding, no `WAIT` polling); otherwise it sleeps, so a `poll()`
+/// that gave up costs no CPU.
 pub(super) fn poller(core: Arc<TenantCore>) -> i32 {
-    // RP polls the mailbox at the remote polling interval (the device's model if none given).
-    let interval_ns = match (core.cfg.mode, core.cfg.poll_interval_ns) {
-        (abi::MODE_RP, 0) => core.link.remote_poll_ns,
-        (_, ns) => ns,
-    };
+    let interval_ns = core.poll_interval_ns();
     while !kthread::should_stop() {
         if !core.wanted() {
-            // Queued before the check, so an `arm()` or a new `WAIT` in between is not lost;
-            // `kthread_stop` wakes the thread too. A kernel thread gets no signals, so this
-            // cannot fail.
+            // Queued before the check, so an `arm()` or the end of a `WAIT` in between is not
+            // lost; `kthread_stop` wakes the thread too. A kernel thread gets no signals, so
+            // this cannot fail.
             let _ = core
                 .arm_wq
                 .wait_interruptible_timeout(None, || core.wanted() || kthread::should_stop());
             continue;
         }
         let since = crate::link::now_ns();
-        let woke = match core.progress() {
-            Ok(0) => {
-                core.expire_lease();
-                false
-            }
-            Ok(_) | Err(_) => {
-                if !core.host_work_pending() {
-                    core.demand.armed.store(false, Ordering::Release);
-                }
-                core.wq.wake_all();
-                true
-            }
-        };
-        // Having woken the waiters, sleep the interval instead of spinning it: a woken waiter
-        // often shares this CPU, and without preemption a spinning poller would keep it off the
-        // CPU until the scheduler's slice ran out (milliseconds per RP launch, measured).
-        let spin = !woke && core.demand.waiters.load(Ordering::Acquire) != 0;
-        core.stalled(pace(since, interval_ns, spin));
+        // An error leaves `broken` set; the waiters it woke report it.
+        let _ = core.poll_once();
+        // Nobody's core waits on this thread's polls (a `WAIT` polls for itself): sleep the
+        // interval rather than spin it, and take no time from the host's work.
+        core.stalled(pace(since, interval_ns, false));
     }
     0
 }

@@ -3,14 +3,18 @@
 //! `WAIT` and `poll()`: waiting for records, and the deadlock check.
 
 use core::sync::atomic::Ordering;
-use kernel::{pr_warn_ratelimited, prelude::*, wait::WaitOutcome};
+use kernel::{pr_warn_ratelimited, prelude::*};
 
-use super::poller::Waiting;
+use super::poller::{pace, Waiting};
 use super::{streams, Tenant};
 use crate::abi::{self, TenantRegs};
 use crate::proto::ring::RingIndex;
 use crate::regio::RegIo;
 use crate::uapi;
+
+/// How often a polling `WAIT` re-checks the device's state: whether it stopped the tenant and,
+/// with `WAIT_FLAG_DEADLOCK`, whether the tenant is stuck. Records are polled far more often.
+const STATE_CHECK_NS: u64 = 1_000_000;
 
 impl Tenant {
     /// `WAIT_FLAG_DEADLOCK`: whether fewer than `min` records past `head` are ready and no more
@@ -103,8 +107,15 @@ impl Tenant {
             uapi::WAIT_FOREVER => None,
             ns => Some(crate::link::now_ns().saturating_add(ns)),
         };
-        // Held while this call waits in a polled mode: the poller polls for it until it returns.
-        let mut waiting = None;
+        let deadlock = arg.flags & uapi::WAIT_FLAG_DEADLOCK != 0;
+        // AXLE_IRQ sleeps until the interrupt; a deadlock check must see the device block
+        // without an interrupt for it, so it polls like the other modes.
+        let irq = core.cfg.mode == abi::MODE_AXLE_IRQ && !deadlock;
+        // Held while this call polls: the poller stands down meanwhile.
+        let _polling = (!irq).then(|| Waiting::new(core));
+        // When the device's state (a stopped tenant, a deadlock) is next checked: at once, then
+        // every millisecond; records are polled at the tenant's interval.
+        let mut check_at = 0;
         loop {
             // The outputs are filled in on a timeout too.
             let ready = core.ready_after(head);
@@ -113,8 +124,12 @@ impl Tenant {
             if ready >= min {
                 return Ok(());
             }
-            let deadlock = arg.flags & uapi::WAIT_FLAG_DEADLOCK != 0;
-            if deadlock && self.stuck(head, min)? {
+            let now = crate::link::now_ns();
+            let check = now >= check_at;
+            if check {
+                check_at = now.saturating_add(STATE_CHECK_NS);
+            }
+            if check && deadlock && self.stuck(head, min)? {
                 arg.ready = core.ready_after(head);
                 arg.metadata_tail = core.scanned.load(Ordering::Acquire);
                 crate::trace::cxl_ccm_deadlock(self.dev.nr, self.index, min, arg.ready);
@@ -123,50 +138,64 @@ impl Tenant {
             if arg.timeout_ns == 0 {
                 return Err(EAGAIN);
             }
-            let left = match deadline {
-                None => None,
-                Some(d) => {
-                    let now = crate::link::now_ns();
-                    if now >= d {
-                        return Err(ETIMEDOUT);
-                    }
-                    Some(crate::ns_to_jiffies(d - now))
-                }
-            };
-            if let Some(code) = self.tenant_error()? {
-                pr_warn_ratelimited!("WAIT: the device stopped the tenant (status {})\n", code);
-                return Err(EIO);
+            if deadline.is_some_and(|d| now >= d) {
+                return Err(ETIMEDOUT);
             }
-            // Polled modes: the poller polls and wakes us; wake at least every jiffy to re-check
-            // the device and the deadline. AXLE_IRQ: the interrupt wakes us; the timeout is
-            // only a watchdog against a lost interrupt.
-            // A deadlock check must see the device block without an interrupt for it.
-            let irq = core.cfg.mode == abi::MODE_AXLE_IRQ && !deadlock;
-            let watchdog = if irq {
-                crate::ns_to_jiffies(100_000_000)
+            if check {
+                if let Some(code) = self.tenant_error()? {
+                    pr_warn_ratelimited!("WAIT: the device stopped the tenant (status {})\n", code);
+                    return Err(EIO);
+                }
+            }
+            if irq {
+                self.sleep_for_interrupt(head, min, deadline)?;
             } else {
-                if waiting.is_none() {
-                    waiting = Some(Waiting::new(core));
-                }
-                1
-            };
-            let step = left.map_or(watchdog, |l| l.min(watchdog));
-            let seen = core.interrupts.load(Ordering::Relaxed);
-            let woken =
-                || core.ready_after(head) >= min || core.interrupts.load(Ordering::Relaxed) != seen;
-            let outcome = match core.wq.wait_interruptible_timeout(Some(step), woken) {
-                // A restart would start the timeout again: a caller signalled more often than
-                // its timeout would never time out. A finite wait ends with `EINTR` (outputs
-                // written) and the caller waits again for what is left of its own deadline.
-                Err(e) if e == ERESTARTSYS && deadline.is_some() => return Err(EINTR),
-                r => r?,
-            };
-            if outcome == WaitOutcome::Done && core.ready_after(head) >= min {
-                continue;
+                self.poll_step(deadline.is_some())?;
             }
-            // A poller error leaves `broken` set: report it.
-            core.progress()?;
         }
+    }
+
+    /// A polled mode's `WAIT`: one poll on the caller's core, then the polling interval, spun
+    /// if short. The caller's core polls, as in the paper's flows (RP: remotely, the mailbox;
+    /// AXLE: its local rings); a signal ends the wait (`EINTR` if it has a deadline, else it
+    /// is restarted).
+    fn poll_step(&self, finite: bool) -> Result {
+        let core = self.core();
+        let since = crate::link::now_ns();
+        if core.poll_once()? > 0 {
+            return Ok(());
+        }
+        if kernel::current!().signal_pending() {
+            return Err(if finite { EINTR } else { ERESTARTSYS });
+        }
+        core.stalled(pace(since, core.poll_interval_ns(), true));
+        Ok(())
+    }
+
+    /// AXLE_IRQ's `WAIT`: sleeps until the interrupt handler wakes it (or the deadline, or a
+    /// 100 ms watchdog against a lost interrupt), then scans.
+    fn sleep_for_interrupt(&self, head: u32, min: u32, deadline: Option<u64>) -> Result {
+        let core = self.core();
+        let watchdog = crate::ns_to_jiffies(100_000_000);
+        let step = deadline.map_or(watchdog, |d| {
+            let left = d.saturating_sub(crate::link::now_ns());
+            crate::ns_to_jiffies(left).min(watchdog)
+        });
+        let seen = core.interrupts.load(Ordering::Relaxed);
+        let woken =
+            || core.ready_after(head) >= min || core.interrupts.load(Ordering::Relaxed) != seen;
+        match core.wq.wait_interruptible_timeout(Some(step), woken) {
+            // A restart would start the timeout again: a caller signalled more often than its
+            // timeout would never time out. A finite wait ends with `EINTR` (outputs written)
+            // and the caller waits again for what is left of its own deadline.
+            Err(e) if e == ERESTARTSYS && deadline.is_some() => return Err(EINTR),
+            r => r?,
+        };
+        if core.ready_after(head) >= min {
+            return Ok(());
+        }
+        // A poller error leaves `broken` set: report it.
+        core.progress().map(|_| ())
     }
 
     /// `poll()`: readable while records beyond the released metadata head are ready.
