@@ -4,5 +4,12 @@
 # are still bound.
 . /selftests/lib/cxlstack.sh
 ktap_plan $(echo $OUR_MODULES | wc -w)
-for m in $(echo $OUR_MODULES | tr ' ' '\n' | sort -r); do tap "rmmod $m" rmmod "$m"; done
+# A mode that unloaded some on purpose names them in UNLOADED (the offload
+# benchmark: the ReFlux stack); they are skipped, the rest must unload.
+for m in $(echo $OUR_MODULES | tr ' ' '\n' | sort -r); do
+	case " ${UNLOADED:-} " in
+	*" $m "*) N=$((N + 1)); say "ok $N rmmod $m # SKIP unloaded before" ;;
+	*) tap "rmmod $m" rmmod "$m" ;;
+	esac
+done
 ktap_finish

@@ -104,6 +104,12 @@ fi
 [ -n "${BENCH_REGIME:-}" ] && append+=" cxlstack.bench_regime=$BENCH_REGIME"
 # make bench-reflux REFLUX_DEVCPU=1: the device's threads get CPU 1 to themselves.
 [ -n "${BENCH_DEVCPU:-}" ] && append+=" isolcpus=1 irqaffinity=0 cxlstack.bench_devcpu=1"
+# The offload benchmark idles its CPUs with HLT, not MWAIT (QEMU's -cpu max
+# offers it): TCG's MWAIT does not wake on a store to the monitored line, so
+# a wake-up from the other CPU, which the kernel then does by that store and
+# not by an IPI, waited for the idle CPU's next tick (up to 4 ms; traced on
+# the device's interrupt and on the driver's RP poller).
+[ "$mode" = bench ] && append+=" idle=halt"
 args=(-accel "$accel" -cpu "$cpu" -smp 2 -m $((2048 + (node2_size >> 20)))M
       -object memory-backend-ram,id=m0,size=1G
       -object memory-backend-ram,id=m1,size=1G
