@@ -159,17 +159,31 @@ impl Tenant {
     /// if short. The caller's core polls, as in the paper's flows (RP: remotely, the mailbox;
     /// AXLE: its local rings); a signal ends the wait (`EINTR` if it has a deadline, else it
     /// is restarted).
+    ///
+    /// The core is stalled for the whole step, as a consumer polling its rings is: the poll's
+    /// own code counts, not only the link time it models. (Its link time is already counted;
+    /// the poller stands down meanwhile, so what else lands in `stall_ns` meanwhile is another
+    /// thread's rare `LAUNCH` or `RELEASE` on the tenant, and is at most not double-counted.)
     fn poll_step(&self, finite: bool) -> Result {
         let core = self.core();
         let since = crate::link::now_ns();
-        if core.poll_once()? > 0 {
-            return Ok(());
+        let counted = core.stall_ns.load(Ordering::Relaxed);
+        let found = core.poll_once();
+        let empty = matches!(found, Ok(0));
+        let pending = empty && kernel::current!().signal_pending();
+        if empty && !pending {
+            pace(since, core.poll_interval_ns(), true);
         }
-        if kernel::current!().signal_pending() {
+        let counted = core.stall_ns.load(Ordering::Relaxed).wrapping_sub(counted);
+        core.stalled(
+            crate::link::now_ns()
+                .saturating_sub(since)
+                .saturating_sub(counted),
+        );
+        if pending {
             return Err(if finite { EINTR } else { ERESTARTSYS });
         }
-        core.stalled(pace(since, core.poll_interval_ns(), true));
-        Ok(())
+        found.map(|_| ())
     }
 
     /// AXLE_IRQ's `WAIT`: sleeps until the interrupt handler wakes it (or the deadline, or a
