@@ -91,6 +91,8 @@ struct wstat {
 	pid_t pid;
 	/* live state, read by the parent */
 	volatile int cmd, forever;
+	/* its handlers are installed: until then a SIGINT would kill it */
+	volatile int ready;
 	volatile uint64_t call_start, open_start, jobs_cur, last_sig_send;
 	/* results, written by the worker only */
 	uint64_t jobs, records, launches, tenants, bound_jobs;
@@ -1272,6 +1274,7 @@ static void worker_main(int wi)
 	signal(SIGALRM, SIG_DFL);	/* not the parent's bail-out */
 	alarm(BAIL_S + 20);	/* never outlive the test */
 	set_handlers(W->restart);
+	__atomic_store_n(&W->ready, 1, __ATOMIC_RELEASE);
 	rng_state = 0x9e3779b9u * (wi + 1) ^ (uint32_t)now_ns();
 	if (!rng_state)
 		rng_state = 1;
@@ -1401,7 +1404,7 @@ static void monitor_tick(void)
 		int c = __atomic_load_n(&w->cmd, __ATOMIC_ACQUIRE);
 		int sig = (rand() & 1) ? SIGUSR1 : SIGINT;
 
-		if (w->skip || w->pid <= 0)
+		if (w->skip || w->pid <= 0 || !__atomic_load_n(&w->ready, __ATOMIC_ACQUIRE))
 			return;
 		switch (w->role) {
 		case R_DATA:
