@@ -5,8 +5,9 @@
 #                     (SUITE=name,...: those VM suites alone, e.g. SUITE=reflux.migrate)
 # make bench          the offload-mode comparison in the VM: out/bench/{results.json,table.txt,*.svg},
 #                     then bench-reflux (make bench-ccm: the comparison alone)
-#                     (first the validation against the model, then the matrix: ONLY=WORKLOAD
-#                     runs one workload of it, ONLY=validate none; REPEAT=N sets the repetitions,
+#                     (first the validation against the model, then the matrix: ONLY=W1,W2
+#                     runs those workloads of it, ONLY=table4 the nine of the headline,
+#                     ONLY=validate none; REPEAT=N sets the repetitions,
 #                     5; DEVCPU=0 lets the device model share the host's CPUs; DILATION=1 keeps
 #                     the model's costs unscaled instead of calibrating them to the VM's speed)
 # make bench-reflux   the ReFlux paradigm benchmark alone (REFLUX_* below): out/bench/reflux/
