@@ -8,7 +8,8 @@
 #                     (first the validation against the model, then the matrix: ONLY=W1,W2
 #                     runs those workloads of it, ONLY=table4 the nine of the headline,
 #                     ONLY=validate none; REPEAT=N sets the repetitions,
-#                     5; DEVCPU=0 lets the device model share the host's CPUs; DILATION=1 keeps
+#                     5 (ONLY=table4 REPEAT=40, ~21 min: headline intervals within ±10 %);
+#                     DEVCPU=0 lets the device model share the host's CPUs; DILATION=1 keeps
 #                     the model's costs unscaled instead of calibrating them to the VM's speed)
 # make bench-reflux   the ReFlux paradigm benchmark alone (REFLUX_* below): out/bench/reflux/
 # make stress         the reflux stress suite, every pipeline and placement (DURATION=seconds)
