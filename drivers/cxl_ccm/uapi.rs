@@ -278,7 +278,8 @@ pub struct Stats {
     pub credits_published: u64,
     /// Out: interrupts handled (AXLE-IRQ).
     pub interrupts: u64,
-    /// Out: errors: records with [`MD_FLAG_ERROR`], rejected releases, device errors.
+    /// Out: errors: records with [`MD_FLAG_ERROR`], failed launches (not those a signal
+    /// interrupted), rejected releases, device errors.
     pub errors: u64,
     /// Out: nanoseconds the device had work for this tenant (the rest of a run is CCM idle
     /// time); 0 where the device does not report it.

@@ -5,7 +5,8 @@
  * (never ETIMEDOUT) and leaves the file unconfigured and no tenant taken; a
  * WAIT's timeout is a deadline that signals do not extend; a BS LAUNCH under
  * SA_RESTART signals launches its kernel exactly once, and SIGKILL ends its
- * wait for the completion at once.
+ * wait for the completion at once; a LAUNCH that a signal interrupts is not
+ * counted as an error.
  *
  * Uses cxl_ccm5; skips if it is missing.
  */
@@ -255,7 +256,7 @@ TEST_F_TIMEOUT(signals, bs_launch_once, 120)
 #define ATT_MAX_TOKENS 8192
 #define BS_INPUT (1 << 20)
 
-static int bs_attention_tenant(int fd, __u32 tokens, struct cxl_ccm_launch *l)
+static int attention_tenant(int fd, __u32 mode, __u32 tokens, struct cxl_ccm_launch *l)
 {
 	struct cxl_ccm_attention_args aa = { .tokens = tokens, .q_rows = tokens, .heads = 1,
 					     .head_dim = ATT_DIM, .chunk_rows = 16, .shift = 6 };
@@ -263,7 +264,7 @@ static int bs_attention_tenant(int fd, __u32 tokens, struct cxl_ccm_launch *l)
 	struct cxl_ccm_configure cfg;
 	uint16_t *in;
 
-	fill_cfg(&cfg, CXL_CCM_MODE_BS);
+	fill_cfg(&cfg, mode);
 	cfg.slot_size = 1024;
 	cfg.streaming_factor = 1024;
 	cfg.payload_slots = 256;
@@ -294,7 +295,7 @@ static uint64_t bs_attention_ns(struct __test_metadata *_metadata, __u32 tokens)
 	EXPECT_LE(0, fd);
 	if (fd < 0)
 		return 0;
-	rc = bs_attention_tenant(fd, tokens, &l);
+	rc = attention_tenant(fd, CXL_CCM_MODE_BS, tokens, &l);
 	EXPECT_EQ(0, rc) TH_LOG("tenant: %s", strerror(-rc));
 	if (!rc) {
 		t0 = now_ns();
@@ -375,7 +376,7 @@ again:
 	if (pid == 0) {
 		int cfd = open(NODE, O_RDWR | O_CLOEXEC);
 
-		rc = cfd < 0 ? -errno : bs_attention_tenant(cfd, tokens, &l);
+		rc = cfd < 0 ? -errno : attention_tenant(cfd, CXL_CCM_MODE_BS, tokens, &l);
 		if (rc) {
 			fprintf(stderr, "child: %s\n", strerror(-rc));
 			_exit(2);
@@ -441,6 +442,45 @@ again:
 	EXPECT_LT(1000000000ull, full) TH_LOG("the launch is too short to tell");
 	EXPECT_FALSE(in_launch) TH_LOG("300 ms after SIGKILL the launch still waits for its completion");
 	EXPECT_GT(full, died) TH_LOG("SIGKILL waited for the completion");
+}
+
+/*
+ * An RP LAUNCH waits, interruptibly, for the mailbox while the previous
+ * launch's kernel runs. Under a SIGALRM every millisecond without SA_RESTART
+ * such a launch fails with EINTR, again and again, until the mailbox is free:
+ * the calls did nothing, so STATS.errors must not count them (the old code
+ * counted every one), and exactly the two launches that went through count.
+ */
+TEST_F_TIMEOUT(signals, interrupted_launch_is_no_error, 120)
+{
+	struct cxl_ccm_stats st;
+	struct cxl_ccm_launch l, again;
+	int eintr = 0, tries;
+
+	if (!(self->info.caps & CXL_CCM_CAP_MODE_RP))
+		SKIP(return, "the device does not offer MODE_RP");
+	ASSERT_EQ(0, attention_tenant(self->fd, CXL_CCM_MODE_RP, 512, &l));
+	again = l;
+	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_LAUNCH, &l)) TH_LOG("%s", strerror(errno));
+
+	start_alarms(1000, 1 << 30, 0);
+	for (tries = 0; tries < 1000000; tries++) {
+		l = again;
+		if (!ioctl(self->fd, CXL_CCM_IOC_LAUNCH, &l))
+			break;
+		ASSERT_EQ(EINTR, errno) TH_LOG("%s", strerror(errno));
+		EXPECT_EQ(0, l.tag) TH_LOG("an interrupted launch wrote a tag");
+		eintr++;
+	}
+	stop_alarms();
+	TH_LOG("%d launches interrupted before the mailbox was free", eintr);
+	ASSERT_LT(0, eintr) TH_LOG("the first kernel ended before a signal: nothing was tested");
+
+	memset(&st, 0, sizeof(st));
+	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_STATS, &st));
+	EXPECT_EQ(2, st.launched);
+	EXPECT_EQ(0, st.errors) TH_LOG("%llu errors after %d interrupted launches",
+				       (unsigned long long)st.errors, eintr);
 }
 
 TEST_HARNESS_MAIN

@@ -16,7 +16,8 @@ use crate::regio::RegIo;
 use crate::uapi;
 
 impl Tenant {
-    /// `CXL_CCM_IOC_LAUNCH`; a failed launch counts as an error in the statistics.
+    /// `CXL_CCM_IOC_LAUNCH`; a refused launch counts as an error in the statistics, one that a
+    /// signal interrupted does not (it did nothing, and a restarted call would count twice).
     ///
     /// `publish` copies the tag out to the caller. It runs under the launch lock, where the tag
     /// is decided, after every check and wait and before the packet reaches the device: if it
@@ -41,6 +42,7 @@ impl Tenant {
                 arg.input_size as u32,
                 crate::link::now_ns().saturating_sub(start),
             ),
+            Err(e) if e == ERESTARTSYS || e == EINTR => {}
             Err(_) => self.core.state.lock().counters.errors += 1,
         }
         result

@@ -559,7 +559,8 @@ struct cxl_ccm_release {
  * @empty_polls: out: polls that found nothing new
  * @credits_published: out: head stores into the device
  * @interrupts: out: interrupts handled
- * @errors: out: failed launches, rejected releases, device errors
+ * @errors: out: failed launches (not those a signal interrupted), rejected
+ *	releases, device errors
  * @ccm_busy_ns: out: nanoseconds the device had work it could do for this
  *	tenant (the rest of a run is CCM idle time; results held back for
  *	lack of credit count as idle); 0 if the device does not report it
