@@ -30,13 +30,14 @@ use kernel::{
     wait::WaitQueue,
 };
 
-use crate::abi;
+use crate::abi::{self, TenantRegs};
 use crate::host_copy::{Cut, Producer};
 use crate::link::Link;
 use crate::proto::credit::HeadPublisher;
 use crate::proto::gap_head::GapHead;
 use crate::proto::ring::RingIndex;
 use crate::proto::tenant_config::TenantConfig;
+use crate::regio::RegIo;
 use crate::{CcmDev, TenantNumber};
 
 mod configure;
@@ -203,12 +204,17 @@ impl Tenant {
     /// The device's error code if it stopped serving this tenant.
     fn tenant_error(&self) -> Result<Option<u32>> {
         let hw = self.dev.hw.try_access().ok_or(ENODEV)?;
-        let t = abi::tenant_regs_offset(self.index);
-        let st = hw.regs.try_read32(t + abi::TREG_STATUS)?;
+        let t = self.index;
+        let st = hw
+            .regs
+            .read_reg(abi::tenant_reg(t, TenantRegs::TREG_STATUS))?;
         if st & abi::TENANT_STATUS_ERROR == 0 {
             return Ok(None);
         }
-        Ok(Some(hw.regs.try_read32(t + abi::TREG_ERROR)?))
+        Ok(Some(
+            hw.regs
+                .read_reg(abi::tenant_reg(t, TenantRegs::TREG_ERROR))?,
+        ))
     }
 
     /// Tears the tenant down; see the module documentation.

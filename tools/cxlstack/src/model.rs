@@ -58,25 +58,27 @@ pub fn parse_ccm_stats(text: &str) -> Option<CcmStats> {
         tenants: Vec::new(),
     };
     for line in lines.filter(|l| !l.starts_with("tenant")) {
-        let v: Vec<u64> = line.split_whitespace().filter_map(num).collect();
-        if v.len() < 8 {
+        // Positional: a register the driver could not read is a `?` that keeps its column.
+        let v: Vec<Option<u64>> = line.split_whitespace().map(num).collect();
+        if v.len() < 8 || v[..8].iter().any(Option::is_none) {
             continue;
         }
+        let at = |i: usize| v.get(i).copied().flatten().unwrap_or(0);
         s.tenants.push(CcmTenant {
-            index: v[0] as u32,
-            status: v[1] as u32,
-            error: v[2] as u32,
-            launches: v[3],
-            records: v[4],
-            payload_bytes: v[5],
-            credit_stalls: v[6],
-            dma_batches: v[7],
-            unpublished: v.get(8).copied().unwrap_or(0),
-            mode: v.get(9).copied().unwrap_or(0) as u32,
-            streaming_factor: v.get(10).copied().unwrap_or(0) as u32,
-            slot_size: v.get(11).copied().unwrap_or(0) as u32,
-            metadata_slots: v.get(12).copied().unwrap_or(0) as u32,
-            payload_slots: v.get(13).copied().unwrap_or(0) as u32,
+            index: at(0) as u32,
+            status: at(1) as u32,
+            error: at(2) as u32,
+            launches: at(3),
+            records: at(4),
+            payload_bytes: at(5),
+            credit_stalls: at(6),
+            dma_batches: at(7),
+            unpublished: at(8),
+            mode: at(9) as u32,
+            streaming_factor: at(10) as u32,
+            slot_size: at(11) as u32,
+            metadata_slots: at(12) as u32,
+            payload_slots: at(13) as u32,
         });
     }
     Some(s)
@@ -176,6 +178,15 @@ mod tests {
         assert_eq!(s.tenants[1].index, 2);
         assert_eq!(s.tenants[1].unpublished, 2);
         assert_eq!(parse_ccm_stats("unbound\n"), None);
+        // A register the driver could not read keeps its column; a line missing a counter
+        // is left out rather than shifted.
+        let text = "dev_status 0x1 heartbeat 1 tenants_in_use 0x1\n\
+                    0 0x1 0 40 1738 442368 153 160 ? 1 256 32 16 64\n\
+                    1 0x1 ? 40 1738 442368 153 160 0 1 256 32 16 64\n";
+        let s = parse_ccm_stats(text).unwrap();
+        assert_eq!(s.tenants.len(), 1);
+        assert_eq!((s.tenants[0].unpublished, s.tenants[0].mode), (0, 1));
+        assert_eq!(s.tenants[0].payload_slots, 64);
     }
 
     #[test]
