@@ -120,29 +120,23 @@ impl Show for DevStats {
         })
         .transpose()?;
         // `None`: the register block does not hold the register (printed as "?", below).
-        let r32 = |o: usize| {
-            self.dev
-                .regs
-                .atomic_u32(o)
-                .ok()
-                .map(|r| u64::from(r.load(Ordering::Acquire)))
-        };
-        let r64 = |o: usize| {
-            self.dev
-                .regs
-                .atomic_u64(o)
-                .ok()
-                .map(|r| r.load(Ordering::Acquire))
-        };
+        let regs = &self.dev.regs;
+        let r32 = |r| regio::read(regs, r).ok().map(u64::from);
         for (k, v) in [
-            ("dev_status", r32(abi::REG_DEV_STATUS)),
-            ("temp_milli_c", r32(abi::REG_TEMP_MILLI_C)),
-            ("throttled", r32(abi::REG_THROTTLED)),
-            ("throttle_events", r64(abi::REG_THROTTLE_EVENTS)),
-            ("core_util_permille", r32(abi::REG_CORE_UTIL_PERMILLE)),
-            ("queue_depth", r32(abi::REG_QUEUE_DEPTH)),
-            ("speed_permille", r32(abi::REG_SPEED_PERMILLE)),
-            ("drain_backlog", r64(abi::REG_DRAIN_BACKLOG)),
+            ("dev_status", r32(Regs::REG_DEV_STATUS)),
+            ("temp_milli_c", r32(Regs::REG_TEMP_MILLI_C)),
+            ("throttled", r32(Regs::REG_THROTTLED)),
+            (
+                "throttle_events",
+                regio::read(regs, Regs::REG_THROTTLE_EVENTS).ok(),
+            ),
+            ("core_util_permille", r32(Regs::REG_CORE_UTIL_PERMILLE)),
+            ("queue_depth", r32(Regs::REG_QUEUE_DEPTH)),
+            ("speed_permille", r32(Regs::REG_SPEED_PERMILLE)),
+            (
+                "drain_backlog",
+                regio::read(regs, Regs::REG_DRAIN_BACKLOG).ok(),
+            ),
         ] {
             // A report: an unreadable register prints "?" (not a 0 that reads as a value) and
             // the other lines still print.
