@@ -49,6 +49,8 @@ mod link;
 mod regio;
 /// A tenant: its region, rings and data plane.
 mod tenant;
+/// Tenant numbers in use, and who configured each.
+mod tenant_table;
 /// Trace events (`cxl_ccm_events.h`).
 mod trace;
 /// The user ABI (`include/uapi/linux/cxl_ccm.h`).
@@ -286,7 +288,7 @@ struct TenantNumber {
 
 impl Drop for TenantNumber {
     fn drop(&mut self) {
-        *self.dev.tenants.lock() &= !(1u32 << self.index);
+        self.dev.tenants.lock().free(self.index);
     }
 }
 
@@ -328,9 +330,9 @@ struct CcmDev {
     /// a tenant's users serialize on the tenant's locks.
     #[pin]
     hw: Revocable<Hw>,
-    /// Tenant numbers in use, one bit each.
+    /// Tenant numbers in use, and their owners.
     #[pin]
-    tenants: Mutex<u32>,
+    tenants: Mutex<tenant_table::TenantTable>,
     /// The AXLE_IRQ tenants the interrupt handler wakes, by tenant number.
     #[pin]
     irq_tenants: Mutex<[Option<Arc<tenant::TenantCore>>; abi::MAX_TENANTS as usize]>,
@@ -380,11 +382,11 @@ impl CcmDev {
         self.id.partitions()
     }
 
-    /// Takes a free tenant number; it is returned when the [`TenantNumber`] is dropped.
+    /// Takes a free tenant number for the calling process; it is returned when the
+    /// [`TenantNumber`] is dropped.
     fn get_tenant(self: &Arc<Self>) -> Option<TenantNumber> {
-        let mut used = self.tenants.lock();
-        let t = (0..self.id.max_tenants).find(|t| *used & (1 << t) == 0)?;
-        *used |= 1 << t;
+        let owner = kernel::current!().group_leader().pid();
+        let t = self.tenants.lock().take(self.id.max_tenants, owner)?;
         Some(TenantNumber {
             dev: self.clone(),
             index: t,
@@ -575,7 +577,7 @@ impl PlatformDriver for CcmDriver {
                 dma_dev: pdev.as_dev().into(),
                 mem_phys: mem_res.start,
                 hw <- Revocable::new(hw),
-                tenants <- kernel::new_mutex!(0),
+                tenants <- kernel::new_mutex!(Default::default()),
                 irq_tenants <- kernel::new_mutex!(Default::default()),
                 input_maps <- kernel::new_mutex!(Some(KVec::new())),
             }? Error),

@@ -65,7 +65,9 @@ impl Show for DeviceStats {
             return writeln!(out, "unbound");
         };
         let regs = &hw.regs;
-        let used = *self.dev.tenants.lock();
+        // A copy: the file is written without the table's lock.
+        let table = *self.dev.tenants.lock();
+        let used = table.used();
         writeln!(
             out,
             "dev_status {:#x} heartbeat {} tenants_in_use {:#x}",
@@ -76,14 +78,16 @@ impl Show for DeviceStats {
         writeln!(
             out,
             "tenant status error launches records payload_bytes credit_stalls dma_batches unpublished \
-             mode streaming_factor slot_size metadata_slots payload_slots"
+             mode streaming_factor slot_size metadata_slots payload_slots owner"
         )?;
         for t in 0..self.dev.id.max_tenants {
             let status = Shown::read(regs, abi::tenant_reg(t, TenantRegs::TREG_STATUS));
             if matches!(status.0, Ok(0)) && used & (1 << t) == 0 {
                 continue;
             }
-            writeln!(out, "{t} {status:#x} {}", TenantRow { regs, t })?;
+            // 0: no process holds the number (the device still reports a status for it).
+            let owner = table.owner(t).unwrap_or(0);
+            writeln!(out, "{t} {status:#x} {} {owner}", TenantRow { regs, t })?;
         }
         Ok(())
     }

@@ -753,6 +753,90 @@ TEST_F(stream, debugfs_stats)
 }
 
 /*
+ * The owner column (the last) of tenant @tenant's line in cxl_ccm0's stats
+ * file: the pid that configured it, 0 if none; -1 if the tenant has no line,
+ * -2 if debugfs is missing.
+ */
+static long debugfs_owner(unsigned int tenant)
+{
+	FILE *f = fopen("/sys/kernel/debug/cxl_ccm0/stats", "r");
+	unsigned int t, status;
+	char line[256], *last;
+	long owner = -1;
+
+	if (!f)
+		return -2;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%u %x", &t, &status) != 2 || t != tenant)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		last = strrchr(line, ' ');
+		owner = last ? strtol(last + 1, NULL, 10) : -1;
+	}
+	fclose(f);
+	return owner;
+}
+
+/*
+ * The stats file names each tenant's owner, the process that configured it:
+ * this one for its own tenant, a forked child for the tenant the child
+ * configured on its own file, and nobody once the child has exited and its
+ * file is closed.
+ */
+TEST_F(stream, debugfs_owner)
+{
+	struct cxl_ccm_configure cfg = axle_config(16, 64, 32, 128, CXL_CCM_ORDER_OUT_OF_ORDER,
+						   7, 16384);
+	int up[2], down[2], status;
+	unsigned int child_tenant;
+	long owner;
+	pid_t pid;
+	char c;
+
+	axle_tenant_setup(_metadata, &self->t, &cfg);
+	owner = debugfs_owner(self->t.cfg.tenant);
+	if (owner == -2)
+		SKIP(return, "debugfs is not mounted");
+	EXPECT_EQ((long)getpid(), owner);
+
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct cxl_ccm_configure ccfg = cfg;
+		int fd = open("/dev/cxl_ccm0", O_RDWR | O_CLOEXEC);
+
+		if (fd < 0 || ioctl(fd, CXL_CCM_IOC_CONFIGURE, &ccfg))
+			_exit(2);
+		if (write(up[1], &ccfg.tenant, sizeof(ccfg.tenant)) != sizeof(ccfg.tenant))
+			_exit(3);
+		/* Hold the tenant until the parent has looked. */
+		_exit(read(down[0], &c, 1) == 1 ? 0 : 4);
+	}
+	close(up[1]);
+	close(down[0]);
+	ASSERT_EQ(sizeof(child_tenant), read(up[0], &child_tenant, sizeof(child_tenant)))
+		TH_LOG("the child could not configure a tenant");
+	EXPECT_NE(self->t.cfg.tenant, child_tenant);
+	EXPECT_EQ((long)pid, debugfs_owner(child_tenant));
+	EXPECT_EQ((long)getpid(), debugfs_owner(self->t.cfg.tenant));
+	ASSERT_EQ(1, write(down[1], "x", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+	/* The last close tears the tenant down; allow it a moment. */
+	for (int i = 0; i < 200; i++) {
+		owner = debugfs_owner(child_tenant);
+		if (owner == -1 || owner == 0)
+			break;
+		usleep(10000);
+	}
+	EXPECT_TRUE(owner == -1 || owner == 0) TH_LOG("owner %ld after the child exited", owner);
+	close(up[0]);
+	close(down[1]);
+}
+
+/*
  * The drain rule: a consumer that releases everything it received but never
  * asks for CXL_CCM_RELEASE_PUBLISH still gets all its results through small
  * rings (the driver publishes the heads once they reach the tail).

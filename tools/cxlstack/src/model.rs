@@ -22,6 +22,8 @@ pub struct CcmTenant {
     pub slot_size: u32,
     pub metadata_slots: u32,
     pub payload_slots: u32,
+    /// The pid of the process that configured the tenant (0: none, or an older driver).
+    pub owner: u32,
 }
 
 /// `/sys/kernel/debug/cxl_ccmN/stats`: the device line, then one line per tenant.
@@ -79,6 +81,7 @@ pub fn parse_ccm_stats(text: &str) -> Option<CcmStats> {
             slot_size: at(11) as u32,
             metadata_slots: at(12) as u32,
             payload_slots: at(13) as u32,
+            owner: at(14) as u32,
         });
     }
     Some(s)
@@ -187,6 +190,12 @@ mod tests {
         assert_eq!(s.tenants.len(), 1);
         assert_eq!((s.tenants[0].unpublished, s.tenants[0].mode), (0, 1));
         assert_eq!(s.tenants[0].payload_slots, 64);
+        assert_eq!(s.tenants[0].owner, 0);
+        let s = parse_ccm_stats(
+            "dev_status 0x1 heartbeat 1 tenants_in_use 0x1\n0 0x1 0 1 2 3 4 5 6 0 256 32 16 64 4242\n",
+        )
+        .unwrap();
+        assert_eq!(s.tenants[0].owner, 4242);
     }
 
     #[test]

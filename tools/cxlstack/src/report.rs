@@ -32,6 +32,7 @@ fn tenant(t: &CcmTenant) -> Json {
         ("slot_size", n(u64::from(t.slot_size))),
         ("metadata_slots", n(u64::from(t.metadata_slots))),
         ("payload_slots", n(u64::from(t.payload_slots))),
+        ("owner", n(u64::from(t.owner))),
     ])
 }
 
@@ -153,9 +154,9 @@ pub fn table(s: &Snapshot) -> String {
         for t in d.stats.iter().flat_map(|s| s.tenants.iter()) {
             let _ = writeln!(
                 out,
-                "  tenant {}: {} SF {} slots {}x{} B, md {}; status {:#x} error {} launches {} records {} bytes {} credit stalls {} unpublished {}",
+                "  tenant {}: {} SF {} slots {}x{} B, md {}; status {:#x} error {} launches {} records {} bytes {} credit stalls {} unpublished {} owner {}",
                 t.index, mode_name(t.mode), t.streaming_factor, t.payload_slots, t.slot_size, t.metadata_slots,
-                t.status, t.error, t.launches, t.records, t.payload_bytes, t.credit_stalls, t.unpublished
+                t.status, t.error, t.launches, t.records, t.payload_bytes, t.credit_stalls, t.unpublished, t.owner
             );
         }
     }

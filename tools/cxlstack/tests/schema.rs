@@ -22,7 +22,7 @@ const CCM: [&str; 9] = [
     "heartbeat",
     "tenants",
 ];
-const TENANT: [&str; 14] = [
+const TENANT: [&str; 15] = [
     "mode",
     "streaming_factor",
     "slot_size",
@@ -37,6 +37,7 @@ const TENANT: [&str; 14] = [
     "credit_stalls",
     "dma_batches",
     "unpublished",
+    "owner",
 ];
 const REFLUX: [&str; 4] = ["name", "stats", "actors", "policy"];
 const ACTOR: [&str; 8] = [
