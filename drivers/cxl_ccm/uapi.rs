@@ -306,7 +306,8 @@ pub struct Stats {
 /// head. Returns 0, or `EAGAIN` (`timeout_ns` 0 and not ready) or `ETIMEDOUT` after `timeout_ns`
 /// (the out fields are written in these three cases), `EINTR`, `EIO` (the device stopped the
 /// tenant or broke the ring protocol) or `ENODEV`. The head must lie between the released
-/// metadata head and the tail (else `EINVAL`).
+/// metadata head and the tail when the call starts (else `EINVAL`); released past meanwhile, it
+/// still ends the wait once `min_records` lie past it.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Wait {

@@ -629,8 +629,11 @@ struct cxl_ccm_stats {
  * 0 and not ready), ETIMEDOUT, EINTR (a signal ended a finite wait; a
  * CXL_CCM_WAIT_FOREVER wait is restarted under SA_RESTART) - the out fields
  * are written in these four cases and on EDEADLK below - EIO (the device
- * stopped the tenant or broke the ring protocol) or ENODEV (unbound). @metadata_head must lie between the head
- * last released with CXL_CCM_RELEASE_METADATA and the tail (else EINVAL).
+ * stopped the tenant or broke the ring protocol) or ENODEV (unbound).
+ * @metadata_head must lie between the head last released with
+ * CXL_CCM_RELEASE_METADATA and the tail when the call starts (else EINVAL);
+ * if another thread releases past it meanwhile, the wait still ends once
+ * @min_records lie past it, and @ready then counts released records too.
  * With CXL_CCM_WAIT_FLAG_DEADLOCK (the caller is the only one to release) it
  * fails with EDEADLK (out fields written) instead of waiting when no record
  * can arrive before the caller releases: the producer holds a result it has
