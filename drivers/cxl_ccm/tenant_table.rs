@@ -12,35 +12,37 @@ use crate::abi::MAX_TENANTS;
 /// A process id as the kernel keeps it (`pid_t`, in the initial namespace).
 pub(crate) type Pid = i32;
 
-/// Tenant numbers in use and their owners.
-// INVARIANT: `owners[t]` is nonzero exactly when bit `t` of `used` is set.
+/// Tenant numbers in use and their owners: number `t` is in use while `owners[t]` is nonzero.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct TenantTable {
-    used: u32,
     owners: [Pid; MAX_TENANTS as usize],
 }
 
 impl TenantTable {
     /// The numbers in use, one bit each.
     pub(crate) fn used(&self) -> u32 {
-        self.used
+        (0..MAX_TENANTS)
+            .filter(|&t| self.owner(t).is_some())
+            .fold(0, |mask, t| mask | 1 << t)
     }
 
-    /// Takes the lowest free number below `limit` for `owner` (a nonzero pid).
+    /// Takes the lowest free number below `limit` for `owner`.
     pub(crate) fn take(&mut self, limit: u32, owner: Pid) -> Option<u32> {
-        let limit = limit.min(MAX_TENANTS);
-        let t = (0..limit).find(|t| self.used & (1 << t) == 0)?;
-        self.used |= 1 << t;
-        // A task always has a pid; 1 stands in should it ever read 0, to keep the invariant.
-        self.owners[t as usize] = owner.max(1);
-        Some(t)
+        let limit = limit.min(MAX_TENANTS) as usize;
+        let (t, slot) = self.owners[..limit]
+            .iter_mut()
+            .enumerate()
+            .find(|(_, o)| **o == 0)?;
+        // A task always has a pid; 1 stands in should it ever read 0, which would free the number.
+        *slot = owner.max(1);
+        // Cannot truncate: below `MAX_TENANTS`.
+        Some(t as u32)
     }
 
     /// Frees number `t`.
     pub(crate) fn free(&mut self, t: u32) {
         if let Some(o) = self.owners.get_mut(t as usize) {
             *o = 0;
-            self.used &= !(1 << t);
         }
     }
 
