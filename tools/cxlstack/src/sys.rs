@@ -162,21 +162,21 @@ impl System {
 
     fn attachments(&self) -> Vec<Attachment> {
         let dir = self.path("sys/kernel/config/reflux");
-        let mut names: Vec<String> = fs::read_dir(&dir)
+        let mut names: Vec<std::ffi::OsString> = fs::read_dir(&dir)
             .into_iter()
             .flatten()
             .flatten()
             // The administrator's attachments; each bound device's policy directory (which
             // has no `device` file) is next to them.
             .filter(|e| e.path().join("device").is_file())
-            .filter_map(|e| e.file_name().into_string().ok())
+            .map(|e| e.file_name())
             .collect();
         names.sort();
         names
             .into_iter()
-            .map(|name| {
+            .map(|os_name| {
                 let attr = |a: &str| {
-                    fs::read_to_string(dir.join(&name).join(a))
+                    fs::read_to_string(dir.join(&os_name).join(a))
                         .map(|s| s.trim().to_string())
                         .unwrap_or_default()
                 };
@@ -187,7 +187,9 @@ impl System {
                     pipeline: attr("pipeline"),
                     checksum: attr("checksum") == "1",
                     enabled: attr("enable") == "1",
-                    name,
+                    // A name that is not UTF-8 (configfs takes any bytes) is listed with
+                    // U+FFFD for the bytes JSON cannot carry, rather than left out.
+                    name: os_name.to_string_lossy().into_owned(),
                 }
             })
             .collect()

@@ -223,3 +223,21 @@ fn no_stack_is_an_error_that_names_the_cause() {
     );
     fs::remove_dir_all(root).unwrap();
 }
+
+#[test]
+fn an_attachment_named_in_bytes_json_cannot_carry_is_listed() {
+    use std::os::unix::ffi::OsStrExt;
+    let root = fixture("an_attachment_named_in_bytes_json_cannot_carry_is_listed");
+    let dir = root
+        .join("sys/kernel/config/reflux")
+        .join(std::ffi::OsStr::from_bytes(b"raw\xff\xfename"));
+    fs::create_dir_all(&dir).unwrap();
+    for (a, v) in [("device", "reflux0"), ("start", "131072"), ("length", "4096")] {
+        fs::write(dir.join(a), v).unwrap();
+    }
+    let (rc, out, err) = cxlstack(&root, &["list", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(out.matches("\"enabled\":").count(), 2, "{out}");
+    assert!(out.contains("\"raw\u{fffd}\u{fffd}name\""), "{out}");
+    fs::remove_dir_all(root).unwrap();
+}
