@@ -30,17 +30,24 @@ use crate::{
 
 /// A bound device. Teardown is its field order:
 ///
-/// 0. `_policy`: the device's configfs directory goes; no write to it runs after this (one
-///    could start the scheduler or a migration);
-/// 1. `_published`: no attachment names the device, the page-cache hook stops seeing its disk;
-/// 2. `_sched`: the scheduler thread stops (it starts migrations);
-/// 3. `_quiesce`: migrations stop, the requests parked for one fail;
-/// 4. `_disk`: `del_gendisk`, which waits for every request in flight;
-/// 5. `irq`: the interrupt is masked at the device, then freed;
-/// 6. `_enabled`: the host stages drain, the device is disabled, the PMR unmounted, the requests
+/// 0. `_stop`: migrations give up, and none starts any more. First, because the removals
+///    below wait for callers that may sit in a migration: a `placement` write (the configfs
+///    directory's removal waits for it), the scheduler thread (`kthread_stop` waits for it),
+///    a `migrate` write (the debugfs directory's). A migration paused by `migrate_stop` or
+///    asleep in its drain would hold each of them until the knob is cleared;
+/// 1. `_policy`: the device's configfs directory goes; no write to it runs after this (one
+///    could start the scheduler, whose migrations now give up at once);
+/// 2. `_published`: no attachment names the device, the page-cache hook stops seeing its disk;
+/// 3. `_sched`: the scheduler thread stops;
+/// 4. `_quiesce`: the requests still parked are routed (or fail, should one still wait for a
+///    migration);
+/// 5. `_disk`: `del_gendisk`, which waits for every request in flight;
+/// 6. `irq`: the interrupt is masked at the device, then freed;
+/// 7. `_enabled`: the host stages drain, the device is disabled, the PMR unmounted, the requests
 ///    the device abandoned fail;
-/// 7. `_debugfs`: the debugfs directory goes, after the device stopped.
+/// 8. `_debugfs`: the debugfs directory goes, after the device stopped.
 pub(crate) struct Bound {
+    _stop: StopMigrations,
     /// `None` if an attachment already has the device's name.
     _policy: Option<Pin<KBox<GroupRegistration<AttachItem, DevPolicy>>>>,
     _published: Published,
@@ -76,6 +83,9 @@ impl Bound {
         debugfs = debugfs::dir(dev, caps)?;
         let quiesce = Quiesce(dev.clone());
         let sched = start_scheduler(dev)?;
+        // Made after the scheduler, so that a failure below stops migrations before it stops
+        // the thread, as unbind does.
+        let stop = StopMigrations(dev.clone());
         let published = Published::new(dev, &disk, shared)?;
         let policy = DevPolicy { dev: dev.clone() };
         let policy = match shared
@@ -95,6 +105,7 @@ impl Bound {
             Err(e) => return Err(e),
         };
         Ok(Self {
+            _stop: stop,
             _policy: policy,
             _published: published,
             _sched: sched,
@@ -178,16 +189,27 @@ impl Irq {
     }
 }
 
-/// Stops migrations when dropped: the step before the disk goes.
+/// Makes migrations give up when dropped: the first step of a teardown.
+struct StopMigrations(Arc<RefluxDev>);
+
+impl Drop for StopMigrations {
+    fn drop(&mut self) {
+        // A migration paused by the fault-injection knob before "active", or asleep in its
+        // drain, gives up (`ESHUTDOWN` to whoever asked for it) and leaves the actor on its
+        // source; one paused after "active" completes; a new one is refused.
+        self.0.migrator.stop();
+    }
+}
+
+/// Fails the requests parked for a migration when dropped: the step before the disk goes.
 struct Quiesce(Arc<RefluxDev>);
 
 impl Drop for Quiesce {
     fn drop(&mut self) {
-        // A migration paused by the fault-injection knob gives up, and the requests parked for
-        // it fail (never acknowledged, so nothing acknowledged is lost): `del_gendisk` after
-        // this waits for every request.
-        // A migration asked for through the `migrate` file may be sleeping in its drain: it
-        // wakes.
+        // Migrations gave up (`StopMigrations`, or a probe that failed before it was made:
+        // then this stops them), settling their actors. A request still parked is routed, or
+        // fails if it would wait for a migration again (never acknowledged, so nothing
+        // acknowledged is lost): `del_gendisk` after this waits for every request.
         self.0.migrator.stop();
         self.0.fail_parked();
     }

@@ -163,6 +163,10 @@ impl RefluxDev {
         }
         // One at a time; the guard holds the list the parked requests are taken into.
         let mut parked = m.lock();
+        // The device is going away: no migration starts (the teardown waits for its callers).
+        if m.is_stopping() {
+            return Err(ESHUTDOWN);
+        }
         {
             let routing = self.routing.lock();
             let a = routing.actor(id).ok_or(EINVAL)?;
@@ -198,12 +202,11 @@ impl RefluxDev {
         let r = match result {
             Ok(r) => Record { wake_ns, ..r },
             Err(e) => {
-                if !m.is_stopping() {
-                    // Not reached "active": the source keeps the actor (a drain timeout or a
-                    // refused command); the epoch stays odd until the next mount settles it
-                    // or goes on to the next even value now.
-                    self.abort(id, from, epoch, &mut parked);
-                }
+                // Not reached "active": the source keeps the actor (a drain timeout, a refused
+                // command, a signal, or the device going away: it is still enabled, and the
+                // requests that wait for the actor must run, the writeback of an unbind's
+                // `del_gendisk` among them); the epoch goes on to the next even value.
+                self.abort(id, from, epoch, &mut parked);
                 return Err(e);
             }
         };
@@ -243,7 +246,9 @@ impl RefluxDev {
         t.rebuild0 = now_ns();
         self.rebuild_at_destination(id, to, odd, &mut t)?;
         t.active = now_ns();
-        self.migrator.pause_at(&self.name, 3, id)?;
+        // Past "active" the move is done but for its epoch: a pause here that the device's
+        // unbind ends completes it, as the next mount would (a power cut rolls it forward).
+        let _ = self.migrator.pause_at(&self.name, 3, id);
         // 6. Even epoch; the parked requests go.
         let even = odd.wrapping_add(1);
         control::set_epoch(pmr, layout, id, even)?;
@@ -366,13 +371,13 @@ impl RefluxDev {
         self.settle(id, from, next, parked);
     }
 
-    /// Fails the requests parked for a migration that will not finish (the device is going,
-    /// `stopping` is set): waits for a migration under way to give up first.
+    /// Routes the requests still parked once migrations stopped (`stopping` is set): waits for a
+    /// migration under way to give up first. A migration that gives up settles its actor on
+    /// the source, so none should be left; one that would park again fails (`resume_with`).
     pub(crate) fn fail_parked(&self) {
         let mut parked = self.migrator.lock();
         empty(&mut parked);
         self.routing.lock().unpark(&mut parked);
-        // `stopping` is set: `resume` fails each.
         self.resume_parked(&parked);
     }
 

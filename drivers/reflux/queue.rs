@@ -538,9 +538,12 @@ impl RefluxDev {
         self.rings.with_switch(|s| s.params())
     }
 
-    /// New thresholds for the sleep/poll switch (see [`Rings::set_switch_params`]).
-    pub(crate) fn set_poll_switch_params(&self, params: PollSwitchParams) -> Result {
-        self.rings.set_switch_params(params)
+    /// Changes the sleep/poll switch's thresholds with `f` (see [`Rings::update_switch_params`]).
+    pub(crate) fn update_poll_switch_params(
+        &self,
+        f: impl FnOnce(&mut PollSwitchParams),
+    ) -> Result {
+        self.rings.update_switch_params(f)
     }
 
     /// Runs `f` on the interrupt path's sleep/poll switch, if it is on.
@@ -663,11 +666,22 @@ impl RefluxDev {
         let Some((mut d, first)) = self.rings.to_route(tag) else {
             return;
         };
-        if self.migrator.is_stopping() {
-            return self.finish(tag, Err(EIO));
-        }
         d.stage_start = step;
-        let routed = self.routing.lock().route(&mut d, step, first);
+        let routed = {
+            let mut routing = self.routing.lock();
+            let routed = routing.route(&mut d, step, first);
+            // Once migrations stopped nothing unparks a request any more: one that would wait
+            // for a migration fails instead (it was never acknowledged). Checked under the
+            // routing lock, which `fail_parked` takes after `stopping` is set, so that no
+            // request parks after it looked. Every other request runs: the device is still
+            // enabled, and an unbind's `del_gendisk` writes the dirty page cache back.
+            if matches!(routed, Ok(Routed::Parked)) && self.migrator.is_stopping() {
+                routing.unpark_tag(tag);
+                Err(EIO)
+            } else {
+                routed
+            }
+        };
         match routed {
             Err(e) => self.finish(tag, Err(e)),
             Ok(Routed::Parked) => {

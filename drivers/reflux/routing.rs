@@ -170,6 +170,13 @@ impl Routing {
         }
     }
 
+    /// Takes back the request `tag` that [`Self::route`] just parked.
+    pub(crate) fn unpark_tag(&mut self, tag: u16) {
+        if let Some(slot) = self.parked.get_mut(usize::from(tag)) {
+            *slot = None;
+        }
+    }
+
     /// Whether an actor of the steps from `from` on of the request routed as `d` is migrating.
     pub(crate) fn needs_migrating(&self, d: &SubmissionDescriptor, from: u8) -> bool {
         let Ok(route) = Route::new(d.opcode, d.flags, d.placement) else {
