@@ -13,9 +13,10 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     debugfs::{Dir, SeqWriter, Show, Store},
     kthread::usleep_range,
+    new_mutex,
     prelude::*,
     shared_mem::SharedMem,
-    sync::Arc,
+    sync::{Arc, Mutex},
 };
 
 use crate::{
@@ -40,7 +41,13 @@ pub(crate) fn dir(dev: &Arc<RefluxDev>, caps: u64) -> Result<Dir<Owner>> {
     if caps & abi::CAP_FAULT_INJECT != 0 {
         dir.store_file(
             kernel::c_str!("corrupt_lba"),
-            Arc::new(CorruptLba { dev: dev.clone() }, GFP_KERNEL)?,
+            Arc::pin_init(
+                pin_init!(CorruptLba {
+                    dev: dev.clone(),
+                    serial <- new_mutex!(()),
+                }),
+                GFP_KERNEL,
+            )?,
         )?;
     }
     let peek = Arc::new(
@@ -162,8 +169,12 @@ fn parse_lba(input: &[u8], capacity: u64) -> Result<u64> {
 /// `corrupt_lba` (write-only): a test hook. Writing a block number asks the device, through its
 /// fault-injection register, to flip the first byte of that block's stored data in the PMR, as
 /// a media error would; a checksummed read of the block must then fail with `EIO`.
+#[pin_data]
 pub(crate) struct CorruptLba {
     pub(crate) dev: Arc<RefluxDev>,
+    /// Held from the check that the register is idle to the device's answer.
+    #[pin]
+    serial: Mutex<()>,
 }
 
 impl Store for CorruptLba {
@@ -172,6 +183,9 @@ impl Store for CorruptLba {
         let off = self.dev.layout.block_data(lba).ok_or(EINVAL)?;
         let reg = regio::reg(&self.dev.regs, Regs::REG_FAULT_INJECT)?;
         // One injection at a time: the device writes the idle value back when it has flipped.
+        // Two writers that both saw it idle would otherwise both store, and the first would
+        // report an injection the second overwrote.
+        let _serial = self.serial.lock();
         for _ in 0..100 {
             if reg.load(Ordering::Acquire) == abi::FAULT_INJECT_IDLE {
                 reg.store(off, Ordering::Release);

@@ -180,24 +180,27 @@ impl DevPolicy {
 
     /// Moves the default pipeline's stages to `mask`, one migration per stage that is elsewhere;
     /// stops at the first that fails (the stages moved before stay where they went).
+    ///
+    /// One writer at a time, from the check that the scheduler is off to the last move, with
+    /// the scheduler kept off meanwhile: two writers would otherwise each compute their moves
+    /// from the placement before the other's, and end on a placement neither wrote.
     fn set_placement(&self, mask: u32) -> Result {
         let dev = &self.dev;
         let stages = pipeline_actors(dev.cfg.pipeline, dev.cfg.flags).count();
         if mask >> stages != 0 {
             return Err(EINVAL);
         }
-        if crate::scheduler::running(dev) {
-            return Err(EBUSY);
-        }
-        for (id, to) in self.moves(mask)? {
-            match dev.migrate(id, to) {
-                Ok(_) => {}
-                // Moved meanwhile by another writer: where it was asked to be.
-                Err(e) if e == EALREADY => {}
-                Err(e) => return Err(e),
+        crate::scheduler::unless_running(dev, || {
+            for (id, to) in self.moves(mask)? {
+                match dev.migrate(id, to) {
+                    Ok(_) => {}
+                    // Moved meanwhile through debugfs `migrate`: where it was asked to be.
+                    Err(e) if e == EALREADY => {}
+                    Err(e) => return Err(e),
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     fn show_fixed(&self, a: Attr, out: &mut Page<'_>) -> Result {
@@ -261,15 +264,17 @@ impl DevPolicy {
             }
             Attr::PollBelow | Attr::SleepAbove => {
                 let us = u64::from(parse_u32(input)?);
-                let mut p = dev.poll_switch_params().ok_or(EOPNOTSUPP)?;
-                if matches!(a, Attr::PollBelow) {
-                    p.poll_below_ns = us * 1000;
-                } else {
-                    p.sleep_above_ns = us * 1000;
-                    // The gap clamp follows the sleep threshold, as at load.
-                    p.max_gap_ns = p.sleep_above_ns.saturating_mul(4);
-                }
-                dev.set_poll_switch_params(p)
+                // Read, changed and stored under the switch's lock: the other threshold, written
+                // meanwhile, is kept.
+                dev.update_poll_switch_params(|p| {
+                    if matches!(a, Attr::PollBelow) {
+                        p.poll_below_ns = us * 1000;
+                    } else {
+                        p.sleep_above_ns = us * 1000;
+                        // The gap clamp follows the sleep threshold, as at load.
+                        p.max_gap_ns = p.sleep_above_ns.saturating_mul(4);
+                    }
+                })
             }
         }
     }

@@ -407,11 +407,14 @@ impl<R> Rings<R> {
         self.irq_wait.lock().switch.as_ref().map(f)
     }
 
-    /// New thresholds for the sleep/poll switch: `EOPNOTSUPP` without one, `EINVAL` (nothing
-    /// changed) if they are not valid.
-    pub(crate) fn set_switch_params(&self, params: PollSwitchParams) -> Result {
+    /// Changes the sleep/poll switch's thresholds with `f`, in one critical section (two writers
+    /// of different thresholds cannot undo each other): `EOPNOTSUPP` without a switch, `EINVAL`
+    /// (nothing changed) if the result is not valid.
+    pub(crate) fn update_switch_params(&self, f: impl FnOnce(&mut PollSwitchParams)) -> Result {
         let mut wait = self.irq_wait.lock();
         let switch = wait.switch.as_mut().ok_or(EOPNOTSUPP)?;
+        let mut params = switch.params();
+        f(&mut params);
         switch.set_params(params).map_err(|_| EINVAL)
     }
 }

@@ -101,6 +101,19 @@ pub(crate) fn running(dev: &RefluxDev) -> bool {
     dev.sched.thread.lock().is_some()
 }
 
+/// Runs `f` while `dev`'s scheduler thread is off and cannot start (`set_running` waits for
+/// `f`): `EBUSY` if it runs. A placement is one decision, made whole by one writer while the
+/// scheduler does not own it.
+pub(crate) fn unless_running<T>(dev: &RefluxDev, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let thread = dev.sched.thread.lock();
+    if thread.is_some() {
+        return Err(EBUSY);
+    }
+    let r = f();
+    drop(thread);
+    r
+}
+
 /// Starts (`on`) or stops `dev`'s scheduler thread, if it is not so already: `EOPNOTSUPP` to
 /// start it on a device that cannot migrate. Stopping waits for the thread's current epoch,
 /// and a migration it began, to end.
