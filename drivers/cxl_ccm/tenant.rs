@@ -97,6 +97,8 @@ struct RingState {
     baseline: DeviceBaseline,
     /// `stall_ns` at the last `STATS_RESET`.
     stall_base: u64,
+    /// `interrupts` at the last `STATS_RESET`.
+    interrupts_base: u64,
     /// A record failed its checks: the device broke the protocol. Sticky.
     broken: bool,
     /// RP and BS: the driver writes the rings from the results in device memory.
@@ -146,9 +148,9 @@ pub(crate) struct TenantCore {
     /// failed launch consumes none.
     #[pin]
     launch: Mutex<u32>,
-    /// Held by `STATS_RESET` from its snapshot to its reset.
+    /// Held by every `STATS` from its snapshot to its reset, if any (`stats.rs`).
     #[pin]
-    stats_reset: Mutex<()>,
+    stats_serial: Mutex<()>,
     /// `scanned`, readable without the lock (for wait conditions).
     scanned: AtomicU32,
     /// Who needs the poller.

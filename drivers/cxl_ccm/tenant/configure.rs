@@ -77,6 +77,7 @@ impl Tenant {
             counters: Counters::default(),
             baseline: DeviceBaseline::default(),
             stall_base: 0,
+            interrupts_base: 0,
             broken: false,
             producer: Producer::new(arg.index_base)?,
             rp: None,
@@ -94,7 +95,7 @@ impl Tenant {
                 wq <- new_wait_queue!(),
                 arm_wq <- new_wait_queue!(),
                 launch <- new_mutex!(arg.index_base),
-                stats_reset <- new_mutex!(()),
+                stats_serial <- new_mutex!(()),
                 scanned: AtomicU32::new(arg.index_base),
                 demand: PollerDemand {
                     armed: AtomicBool::new(false),

@@ -36,6 +36,7 @@ struct StatsSnapshot {
     stall: u64,
     stall_base: u64,
     interrupts: u64,
+    interrupts_base: u64,
     /// The device's count of stores it consumed unpublished (never reset).
     unpublished: u64,
 }
@@ -59,7 +60,7 @@ impl StatsSnapshot {
             empty_polls: c.empty_polls,
             credits_published: c.published,
             errors: c.errors,
-            interrupts: self.interrupts,
+            interrupts: self.interrupts.wrapping_sub(self.interrupts_base),
             ccm_busy_ns: d.busy_ns.wrapping_sub(b.busy_ns),
             credit_wait_ns: d.credit_wait_ns.wrapping_sub(b.credit_wait_ns),
             host_stall_ns: self.stall.wrapping_sub(self.stall_base),
@@ -88,9 +89,12 @@ impl Tenant {
     ///
     /// With `STATS_RESET`, the counters are reset only after `publish` succeeded, so a caller
     /// that cannot be told the counters does not lose them. The reset then subtracts exactly what
-    /// was reported: what was counted between the snapshot and the reset is kept. Resets are
-    /// serialised (`stats_reset`), so no other reset runs between a snapshot and its commit and
-    /// the subtraction is exact; the copy-out runs under no lock the data plane takes.
+    /// was reported: what was counted between the snapshot and the reset is kept.
+    ///
+    /// Every `STATS` holds `stats_serial` from its snapshot to its reset, if any: no reset
+    /// commits a baseline between another call's reads of the counters and of the baseline, so
+    /// no counter is ever read below its baseline (which would wrap), and a reset subtracts
+    /// exactly what it reported. The copy-out runs under no lock the data plane takes.
     pub(crate) fn stats(
         &self,
         arg: &uapi::Stats,
@@ -101,7 +105,7 @@ impl Tenant {
             return Err(EINVAL);
         }
         let reset = arg.flags & uapi::STATS_RESET != 0;
-        let _serial = reset.then(|| self.core.stats_reset.lock());
+        let _serial = self.core.stats_serial.lock();
         let snap = self.stats_snapshot()?;
         publish(&snap.report(arg.flags, self.index))?;
         if reset {
@@ -109,6 +113,7 @@ impl Tenant {
             st.counters = st.counters.since(&snap.counters);
             st.baseline = snap.device;
             st.stall_base = snap.stall;
+            st.interrupts_base = snap.interrupts;
         }
         Ok(())
     }
@@ -150,6 +155,7 @@ impl Tenant {
             stall: self.core.stall_ns.load(Ordering::Relaxed),
             stall_base: st.stall_base,
             interrupts: self.core.interrupts.load(Ordering::Relaxed),
+            interrupts_base: st.interrupts_base,
             unpublished,
         })
     }

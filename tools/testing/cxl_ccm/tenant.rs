@@ -568,6 +568,24 @@ impl Tenant {
         regs.atomic_u64(t + abi::TREG_UNPUBLISHED)
             .map_err(|_| Some(abi::STATUS_BAD_CONFIG))?
             .store(unpublished, Ordering::Release);
+        // The counters count since enable: zero before the tenant is reported enabled, or a
+        // `STATS` before the first pass would read the previous tenant's (and a reset then
+        // would take them as its baseline, which later values fall below).
+        for off in [
+            abi::TREG_LAUNCHES,
+            abi::TREG_RECORDS,
+            abi::TREG_PAYLOAD_BYTES,
+            abi::TREG_CREDIT_STALLS,
+            abi::TREG_DMA_BATCHES,
+            abi::TREG_BUSY_NS,
+            abi::TREG_CREDIT_WAIT_NS,
+            abi::TREG_MODEL_LATE,
+            abi::TREG_MODEL_DEFICIT_NS,
+        ] {
+            regs.atomic_u64(t + off)
+                .map_err(|_| Some(abi::STATUS_BAD_CONFIG))?
+                .store(0, Ordering::Release);
+        }
         Ok(())
     }
 
