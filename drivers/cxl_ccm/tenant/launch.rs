@@ -105,21 +105,25 @@ impl Tenant {
         let src = l.output + arg.input_offset;
         let cut = launch_cut(arg, self.core.cfg.streaming_factor.bytes());
         let mode = self.core.cfg.mode;
-        if !streams(mode) && !self.core.state.lock().producer.has_room() {
-            pr_warn_ratelimited!(
-                "LAUNCH: {} completed launches wait for room in the rings: release first\n",
-                crate::host_copy::MAX_PENDING
-            );
-            return Err(EBUSY);
-        }
         let mut next_tag = self.core.launch.lock();
         let tag = *next_tag;
         match mode {
             abi::MODE_AXLE | abi::MODE_AXLE_IRQ => self.wait_launch_slot(tag)?,
             // One mailbox command at a time: the previous launch must be dequeued.
             abi::MODE_RP => self.wait_rp_idle()?,
-            // The previous BS launch returned at its completion: its slot is free.
+            // The previous BS launch returned at its completion (it held the launch lock to
+            // it): its slot is free.
             _ => {}
+        }
+        // RP and BS: room for this launch's results, checked under the launch lock once the
+        // previous launch's results were pushed (RP: dequeued; BS: returned), so that no two
+        // launches count on the same room and no launched kernel's results are dropped.
+        if !streams(mode) && !self.core.state.lock().producer.has_room() {
+            pr_warn_ratelimited!(
+                "LAUNCH: {} completed launches wait for room in the rings: release first\n",
+                crate::host_copy::MAX_PENDING
+            );
+            return Err(EBUSY);
         }
         // The last step that may fail before the launch: see `launch`.
         publish(tag)?;
@@ -177,7 +181,10 @@ impl Tenant {
         drop(hw);
         drop(rp_state);
         *next_tag = tag.wrapping_add(1);
-        drop(next_tag);
+        // BS keeps the launch lock to its completion: one sync launch at a time per tenant, as
+        // the store it models. Its completion record is one per tenant, so a second launch
+        // could overwrite the first's before it was seen.
+        let _sync = (mode == abi::MODE_BS).then_some(next_tag);
         self.core.state.lock().counters.launched += 1;
         match mode {
             abi::MODE_RP => self.arm(),

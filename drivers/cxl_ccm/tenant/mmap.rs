@@ -40,7 +40,7 @@ impl vma::FaultHandler for InputPages {
             .ok_or(EFAULT)?;
         // SAFETY: the input buffer is device memory reserved for the device's lifetime (the
         // window is never given to the page allocator); every user mapping of it is zapped at
-        // unbind (`CcmDev::detach`), and the area is write-back like the driver's mapping.
+        // unbind (`CcmDev::detach`), and the area is write-combining like the driver's mapping.
         unsafe { fault.insert_phys(this.phys + off) }
     }
 }
