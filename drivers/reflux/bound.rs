@@ -194,9 +194,10 @@ struct StopMigrations(Arc<RefluxDev>);
 
 impl Drop for StopMigrations {
     fn drop(&mut self) {
-        // A migration paused by the fault-injection knob before "active", or asleep in its
-        // drain, gives up (`ESHUTDOWN` to whoever asked for it) and leaves the actor on its
-        // source; one paused after "active" completes; a new one is refused.
+        // A migration asleep in its drain or paused by the fault-injection knob before
+        // "ready" gives up (`ESHUTDOWN` to whoever asked for it) and leaves the actor on its
+        // source; one paused past "ready" completes (the source let the actor go); a new one
+        // is refused.
         self.0.migrator.stop();
     }
 }

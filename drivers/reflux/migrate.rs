@@ -241,7 +241,10 @@ impl RefluxDev {
         t.ckpt0 = now_ns();
         self.checkpoint_at_source(id, from, odd, &mut t)?;
         t.ready = now_ns();
-        self.migrator.pause_at(&self.name, 2, id)?;
+        // Past "ready" the source let the actor go (a device no longer runs it): a pause here
+        // that the device's unbind ends goes on to "active", since rolling back would need the
+        // source to rebuild it. The destination is still enabled: the unbind stops it later.
+        let _ = self.migrator.pause_at(&self.name, 2, id);
         // 5. Rebuild ("active").
         t.rebuild0 = now_ns();
         self.rebuild_at_destination(id, to, odd, &mut t)?;
