@@ -12,12 +12,22 @@
  * reported, so the launches the readers saw add up to exactly what was
  * launched: none counted twice, none lost.
  *
+ * stats_read_race: one thread launches empty STREAM_XFORMs, two read STATS
+ * and one reads it with STATS_RESET, until the readers made STATS_CALLS
+ * calls. A counter read below its baseline wraps to near 2^64: no STATS may
+ * report one. The records and launches the resets reported add up to exactly
+ * what was launched.
+ *
+ * stats_fresh_tenant: a fresh tenant's first STATS counts nothing of the
+ * tenant that held its number before.
+ *
  * Uses cxl_ccm5; skips if it is missing.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -30,6 +40,12 @@
 #define RACERS 4
 #define ROUNDS 50
 #define LAUNCHES 600
+/* The plain STATS calls of stats_read_race (CXL_CCM_STATS_CALLS overrides):
+ * a wrapped counter was seen in about 1 of 10 000 calls before the snapshot
+ * and the reset were serialised. */
+#define STATS_CALLS 200000ULL
+/* Far above any count a test can reach, far below a wrapped one. */
+#define WRAPPED (1ULL << 62)
 
 static void fill_cfg(struct cxl_ccm_configure *cfg)
 {
@@ -215,6 +231,187 @@ TEST_F_TIMEOUT(race, stats_reset_race, 120)
 	EXPECT_EQ(0ULL, r[0].failed + r[1].failed);
 	EXPECT_EQ((__u64)LAUNCHES, total) TH_LOG("STATS_RESET lost or doubled launches");
 	EXPECT_LT(10ULL, r[0].calls + r[1].calls) TH_LOG("the readers hardly ran: no race");
+}
+
+struct reader {
+	pthread_t thread;
+	int fd, reset;
+	volatile int *stop;
+	__u64 calls, failed, wrapped, launched, records;
+	struct cxl_ccm_stats bad;
+};
+
+/* The counters a reset rebases. */
+static int stats_wrapped(const struct cxl_ccm_stats *s)
+{
+	const __u64 v[] = { s->launched, s->launches_completed, s->records, s->payload_bytes,
+			    s->backpressure_waits, s->backpressure_ns, s->credit_stalls,
+			    s->dma_batches, s->polls, s->empty_polls, s->credits_published,
+			    s->errors, s->ccm_busy_ns, s->credit_wait_ns, s->host_stall_ns,
+			    s->model_deficit_ns, s->model_late_chunks };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (v[i] >= WRAPPED)
+			return 1;
+	return 0;
+}
+
+static void *read_loop(void *arg)
+{
+	struct reader *r = arg;
+	struct cxl_ccm_stats s;
+
+	while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+		memset(&s, 0, sizeof(s));
+		s.flags = r->reset ? CXL_CCM_STATS_RESET : 0;
+		if (ioctl(r->fd, CXL_CCM_IOC_STATS, &s)) {
+			r->failed++;
+			continue;
+		}
+		if (stats_wrapped(&s) && !r->wrapped++)
+			r->bad = s;
+		r->launched += s.launched;
+		r->records += s.records;
+		__atomic_add_fetch(&r->calls, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* Waits for the records up to @tail and gives the ring back. */
+static int consume_to(int fd, __u32 head, __u32 tail)
+{
+	struct cxl_ccm_wait w = { .min_records = tail - head, .metadata_head = head,
+				  .timeout_ns = 5000000000ull };
+	struct cxl_ccm_release rel = { .flags = CXL_CCM_RELEASE_METADATA |
+						CXL_CCM_RELEASE_PUBLISH,
+				       .metadata_head = tail };
+
+	if (tail == head)
+		return 0;
+	return ioctl(fd, CXL_CCM_IOC_WAIT, &w) ?: ioctl(fd, CXL_CCM_IOC_RELEASE, &rel);
+}
+
+TEST_F_TIMEOUT(race, stats_read_race, 300)
+{
+	struct cxl_ccm_stream_xform_args xa = { .op = CXL_CCM_XFORM_OP_COPY };
+	struct cxl_ccm_configure cfg;
+	struct cxl_ccm_launch l;
+	struct cxl_ccm_stats s;
+	struct reader r[3];
+	volatile int stop = 0;
+	__u64 launched = 0, calls, wrapped = 0, sum_launched, sum_records;
+	__u32 head;
+	int i;
+
+	const char *env = getenv("CXL_CCM_STATS_CALLS");
+	__u64 target = env ? strtoull(env, NULL, 10) : STATS_CALLS;
+
+	fill_cfg(&cfg);
+	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_CONFIGURE, &cfg));
+	head = cfg.index_base;
+	for (i = 0; i < 3; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].fd = self->fd;
+		r[i].stop = &stop;
+		r[i].reset = i == 2;
+		ASSERT_EQ(0, pthread_create(&r[i].thread, NULL, read_loop, &r[i]));
+	}
+	do {
+		memset(&l, 0, sizeof(l));
+		l.kernel_id = CXL_CCM_KERNEL_STREAM_XFORM;
+		l.arg_size = sizeof(xa);
+		memcpy(l.args, &xa, sizeof(xa));
+		ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_LAUNCH, &l)) TH_LOG("launch %llu: %s",
+									      (unsigned long long)launched,
+									      strerror(errno));
+		launched++;
+		if (launched % 256 == 0) {
+			ASSERT_EQ(0, consume_to(self->fd, head, cfg.index_base + launched))
+				TH_LOG("%s", strerror(errno));
+			head = cfg.index_base + launched;
+		}
+		calls = __atomic_load_n(&r[0].calls, __ATOMIC_RELAXED) +
+			__atomic_load_n(&r[1].calls, __ATOMIC_RELAXED);
+	} while (calls < target && launched < 10000000);
+	ASSERT_EQ(0, consume_to(self->fd, head, cfg.index_base + launched))
+		TH_LOG("%s", strerror(errno));
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 3; i++)
+		pthread_join(r[i].thread, NULL);
+	memset(&s, 0, sizeof(s));
+	s.flags = CXL_CCM_STATS_RESET;
+	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_STATS, &s));
+	sum_launched = r[2].launched + s.launched;
+	sum_records = r[2].records + s.records;
+	for (i = 0; i < 3; i++) {
+		wrapped += r[i].wrapped;
+		if (r[i].wrapped)
+			TH_LOG("reader %d: %llu wrapped, e.g. records %llu busy_ns %llu", i,
+			       (unsigned long long)r[i].wrapped,
+			       (unsigned long long)r[i].bad.records,
+			       (unsigned long long)r[i].bad.ccm_busy_ns);
+	}
+	TH_LOG("%llu launches; STATS %llu + %llu, STATS_RESET %llu; wrapped %llu",
+	       (unsigned long long)launched, (unsigned long long)r[0].calls,
+	       (unsigned long long)r[1].calls, (unsigned long long)r[2].calls,
+	       (unsigned long long)wrapped);
+	EXPECT_EQ(0ULL, r[0].failed + r[1].failed + r[2].failed);
+	EXPECT_EQ(0ULL, wrapped) TH_LOG("STATS read counters below their baseline");
+	EXPECT_EQ(launched, sum_launched) TH_LOG("the resets reported %llu launches",
+						 (unsigned long long)sum_launched);
+	EXPECT_EQ(launched, sum_records) TH_LOG("the resets reported %llu records",
+						(unsigned long long)sum_records);
+	EXPECT_LT(10ULL, r[2].calls) TH_LOG("the resetter hardly ran: no race");
+}
+
+/*
+ * stats_fresh_tenant: a tenant launches and closes; the next CONFIGURE of a
+ * file takes the number it freed (the lowest free one) and reads STATS at
+ * once: it counts since its own CONFIGURE, so nothing of the previous tenant.
+ * The device zeroes its counters before it reports the tenant enabled.
+ */
+TEST_F_TIMEOUT(race, stats_fresh_tenant, 120)
+{
+	struct cxl_ccm_stream_xform_args xa = { .op = CXL_CCM_XFORM_OP_COPY };
+	struct cxl_ccm_configure cfg;
+	struct cxl_ccm_launch l;
+	struct cxl_ccm_stats s;
+	int round, i, fd, stale = 0;
+
+	close(self->fd);
+	self->fd = -1;
+	for (round = 0; round < 20; round++) {
+		fd = open(NODE, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		fill_cfg(&cfg);
+		ASSERT_EQ(0, ioctl(fd, CXL_CCM_IOC_CONFIGURE, &cfg));
+		for (i = 0; i < 64; i++) {
+			memset(&l, 0, sizeof(l));
+			l.kernel_id = CXL_CCM_KERNEL_STREAM_XFORM;
+			l.arg_size = sizeof(xa);
+			memcpy(l.args, &xa, sizeof(xa));
+			ASSERT_EQ(0, ioctl(fd, CXL_CCM_IOC_LAUNCH, &l)) TH_LOG("%s", strerror(errno));
+		}
+		ASSERT_EQ(0, consume_to(fd, cfg.index_base, cfg.index_base + 64))
+			TH_LOG("%s", strerror(errno));
+		close(fd);
+		fd = open(NODE, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		fill_cfg(&cfg);
+		ASSERT_EQ(0, ioctl(fd, CXL_CCM_IOC_CONFIGURE, &cfg));
+		memset(&s, 0, sizeof(s));
+		ASSERT_EQ(0, ioctl(fd, CXL_CCM_IOC_STATS, &s));
+		if (s.records || s.payload_bytes || s.ccm_busy_ns) {
+			if (!stale++)
+				TH_LOG("round %d: a fresh tenant %u reads records %llu, busy %llu ns",
+				       round, s.tenant, (unsigned long long)s.records,
+				       (unsigned long long)s.ccm_busy_ns);
+		}
+		close(fd);
+	}
+	EXPECT_EQ(0, stale) TH_LOG("%d of 20 fresh tenants read an earlier tenant's counters",
+				   stale);
 }
 
 TEST_HARNESS_MAIN

@@ -120,49 +120,6 @@ reads() {
 owners() { echo "$(actor_field 1 owner) $(actor_field 2 owner)"; }
 epochs() { echo "$(actor_field 1 epoch) $(actor_field 2 epoch)"; }
 
-# alive PID: the process exists and is no zombie.
-alive() { [ -r /proc/$1/stat ] && [ "$(sed 's/.*) //' /proc/$1/stat 2>/dev/null | cut -c1)" != Z ]; }
-
-# reap SECS PID...: waits up to SECS seconds for the PIDs to end; names (with
-# their kernel stack) those that did not.
-reap() {
-	rs=$1
-	shift
-	ri=0
-	while :; do
-		left=
-		for rp in "$@"; do alive "$rp" && left="$left $rp"; done
-		[ -z "$left" ] && break
-		if [ $ri -ge $((rs * 10)) ]; then
-			for rp in $left; do
-				echo "stuck after ${rs}s: $rp ($(tr '\0' ' ' </proc/$rp/cmdline 2>/dev/null)) wchan=$(cat /proc/$rp/wchan 2>/dev/null)"
-				cat /proc/$rp/stack 2>/dev/null
-			done
-			return 1
-		fi
-		sleep 0.1
-		ri=$((ri + 1))
-	done
-	return 0
-}
-
-# bounded SECS CMD...: CMD, waited for at most SECS seconds (its output kept
-# in a file, so that a hung command holds no pipe of ours); 124 if it hangs.
-bounded() {
-	bs=$1
-	shift
-	"$@" >/tmp/pa.bounded 2>&1 &
-	bp=$!
-	if ! reap "$bs" $bp >/tmp/pa.bounded.stuck; then
-		cat /tmp/pa.bounded /tmp/pa.bounded.stuck
-		return 124
-	fi
-	wait $bp 2>/dev/null
-	br=$?
-	cat /tmp/pa.bounded
-	return $br
-}
-
 unbind() { bounded 30 sh -c "echo reflux.0 >$DRV/unbind"; }
 
 # bind: binds reflux.0 and waits (5 s at most) for its disk.
