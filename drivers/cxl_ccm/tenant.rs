@@ -179,8 +179,9 @@ pub(crate) struct Tenant {
     core: Arc<TenantCore>,
     poller: Option<KThread>,
     sg: Option<DmaSgTable>,
-    /// Dropped after the teardown: the number is reused only once the device let go.
-    _number: TenantNumber,
+    /// Dropped after the teardown: the number is reused only once the device let go (never, if
+    /// it did not acknowledge the disable). `None` only once leaked.
+    number: Option<TenantNumber>,
 }
 
 impl Tenant {
@@ -238,6 +239,9 @@ impl Tenant {
             );
             core::mem::forget(sg);
             core::mem::forget(self.core.region.clone());
+            // Nor its number: the device may still serve it, and a new tenant would reprogram
+            // its registers and partition under it.
+            core::mem::forget(self.number.take());
         }
     }
 }

@@ -160,11 +160,14 @@ impl Drop for IrqMask {
     }
 }
 
-/// The device's interrupt: masked, then its handler freed, in field order.
+/// The device's interrupt: masked, then its handler freed, then masked again, in field order.
+/// The handler's polling loop unmasks the device as it ends: one running while the first mask
+/// was stored would leave the device unmasked after `free_irq` without the second.
 struct Irq {
     _mask: IrqMask,
     /// `None` without an interrupt line: completions are polled.
     reg: Option<Registration<DevIrq>>,
+    _remask: IrqMask,
 }
 
 impl Irq {
@@ -176,12 +179,14 @@ impl Irq {
             return Ok(Self {
                 _mask: mask,
                 reg: None,
+                _remask: IrqMask(dev.clone()),
             });
         };
         let handler = Arc::new(DevIrq { dev: dev.clone() }, GFP_KERNEL)?;
         let irq = Self {
             _mask: mask,
             reg: Some(Registration::new(n, &dev.name, handler)?),
+            _remask: IrqMask(dev.clone()),
         };
         // A failure drops `irq`: masked, then freed.
         hw::set_irq(&dev.regs, true)?;

@@ -113,7 +113,7 @@ impl Tenant {
             core: core.clone(),
             poller: None,
             sg: Some(sg),
-            _number: number,
+            number: Some(number),
         };
         // From here on, dropping `tenant` disables it in the device and frees safely.
         tenant.enable(&segs, arg)?;

@@ -126,7 +126,9 @@ impl TenantCore {
     /// outstanding launch. (Results waiting for room need a `RELEASE`, which copies them itself;
     /// polling for them would only burn the CPU the consumer needs.)
     pub(super) fn host_work_pending(&self) -> bool {
-        self.state.lock().rp.is_some()
+        // Unbound, an RP launch is never answered (every poll fails with `ENODEV`): the poller
+        // must not keep polling it until the file is closed.
+        self.dev.hw.is_available() && self.state.lock().rp.is_some()
     }
 
     /// Accounts `ns` of link stall to the tenant.

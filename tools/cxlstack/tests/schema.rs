@@ -232,7 +232,11 @@ fn an_attachment_named_in_bytes_json_cannot_carry_is_listed() {
         .join("sys/kernel/config/reflux")
         .join(std::ffi::OsStr::from_bytes(b"raw\xff\xfename"));
     fs::create_dir_all(&dir).unwrap();
-    for (a, v) in [("device", "reflux0"), ("start", "131072"), ("length", "4096")] {
+    for (a, v) in [
+        ("device", "reflux0"),
+        ("start", "131072"),
+        ("length", "4096"),
+    ] {
         fs::write(dir.join(a), v).unwrap();
     }
     let (rc, out, err) = cxlstack(&root, &["list", "--json"]);
