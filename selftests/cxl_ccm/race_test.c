@@ -12,9 +12,9 @@
  * reported, so the launches the readers saw add up to exactly what was
  * launched: none counted twice, none lost.
  *
- * stats_read_race: one thread launches empty STREAM_XFORMs, two read STATS
- * and one reads it with STATS_RESET, until the readers made STATS_CALLS
- * calls. A counter read below its baseline wraps to near 2^64: no STATS may
+ * stats_read_race: one thread launches empty STREAM_XFORMs, three read STATS,
+ * two read it with STATS_RESET and one polls with WAIT, until the readers
+ * made STATS_CALLS calls. A counter read below its baseline wraps to near 2^64: no STATS may
  * report one. The records and launches the resets reported add up to exactly
  * what was launched.
  *
@@ -233,9 +233,14 @@ TEST_F_TIMEOUT(race, stats_reset_race, 120)
 	EXPECT_LT(10ULL, r[0].calls + r[1].calls) TH_LOG("the readers hardly ran: no race");
 }
 
+/* stats_read_race's threads: plain STATS readers, STATS_RESET readers. */
+#define READERS 3
+#define RESETTERS 2
+
 struct reader {
 	pthread_t thread;
 	int fd, reset;
+	__u32 poke_head;
 	volatile int *stop;
 	__u64 calls, failed, wrapped, launched, records;
 	struct cxl_ccm_stats bad;
@@ -278,6 +283,22 @@ static void *read_loop(void *arg)
 	return NULL;
 }
 
+/*
+ * A WAIT that checks once, in a loop: no side effect, but it polls the
+ * rings under the tenant's lock, which the STATS calls take too.
+ */
+static void *poke_loop(void *arg)
+{
+	struct reader *r = arg;
+
+	while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+		struct cxl_ccm_wait w = { .min_records = 1, .metadata_head = r->poke_head };
+
+		ioctl(r->fd, CXL_CCM_IOC_WAIT, &w);
+	}
+	return NULL;
+}
+
 /* Waits for the records up to @tail and gives the ring back. */
 static int consume_to(int fd, __u32 head, __u32 tail)
 {
@@ -298,9 +319,10 @@ TEST_F_TIMEOUT(race, stats_read_race, 300)
 	struct cxl_ccm_configure cfg;
 	struct cxl_ccm_launch l;
 	struct cxl_ccm_stats s;
-	struct reader r[3];
+	struct reader r[READERS + RESETTERS];
+	pthread_t poker;
 	volatile int stop = 0;
-	__u64 launched = 0, calls, wrapped = 0, sum_launched, sum_records;
+	__u64 launched = 0, calls, wrapped = 0, sum_launched = 0, sum_records = 0;
 	__u32 head;
 	int i;
 
@@ -310,13 +332,15 @@ TEST_F_TIMEOUT(race, stats_read_race, 300)
 	fill_cfg(&cfg);
 	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_CONFIGURE, &cfg));
 	head = cfg.index_base;
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < READERS + RESETTERS; i++) {
 		memset(&r[i], 0, sizeof(r[i]));
 		r[i].fd = self->fd;
 		r[i].stop = &stop;
-		r[i].reset = i == 2;
+		r[i].reset = i >= READERS;
 		ASSERT_EQ(0, pthread_create(&r[i].thread, NULL, read_loop, &r[i]));
 	}
+	r[0].poke_head = cfg.index_base;
+	ASSERT_EQ(0, pthread_create(&poker, NULL, poke_loop, &r[0]));
 	do {
 		memset(&l, 0, sizeof(l));
 		l.kernel_id = CXL_CCM_KERNEL_STREAM_XFORM;
@@ -331,20 +355,25 @@ TEST_F_TIMEOUT(race, stats_read_race, 300)
 				TH_LOG("%s", strerror(errno));
 			head = cfg.index_base + launched;
 		}
-		calls = __atomic_load_n(&r[0].calls, __ATOMIC_RELAXED) +
-			__atomic_load_n(&r[1].calls, __ATOMIC_RELAXED);
+		for (calls = 0, i = 0; i < READERS; i++)
+			calls += __atomic_load_n(&r[i].calls, __ATOMIC_RELAXED);
 	} while (calls < target && launched < 10000000);
 	ASSERT_EQ(0, consume_to(self->fd, head, cfg.index_base + launched))
 		TH_LOG("%s", strerror(errno));
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < READERS + RESETTERS; i++)
 		pthread_join(r[i].thread, NULL);
+	pthread_join(poker, NULL);
 	memset(&s, 0, sizeof(s));
 	s.flags = CXL_CCM_STATS_RESET;
 	ASSERT_EQ(0, ioctl(self->fd, CXL_CCM_IOC_STATS, &s));
-	sum_launched = r[2].launched + s.launched;
-	sum_records = r[2].records + s.records;
-	for (i = 0; i < 3; i++) {
+	for (i = READERS; i < READERS + RESETTERS; i++) {
+		sum_launched += r[i].launched;
+		sum_records += r[i].records;
+	}
+	sum_launched += s.launched;
+	sum_records += s.records;
+	for (i = 0; i < READERS + RESETTERS; i++) {
 		wrapped += r[i].wrapped;
 		if (r[i].wrapped)
 			TH_LOG("reader %d: %llu wrapped, e.g. records %llu busy_ns %llu", i,
@@ -352,17 +381,20 @@ TEST_F_TIMEOUT(race, stats_read_race, 300)
 			       (unsigned long long)r[i].bad.records,
 			       (unsigned long long)r[i].bad.ccm_busy_ns);
 	}
-	TH_LOG("%llu launches; STATS %llu + %llu, STATS_RESET %llu; wrapped %llu",
-	       (unsigned long long)launched, (unsigned long long)r[0].calls,
-	       (unsigned long long)r[1].calls, (unsigned long long)r[2].calls,
+	for (calls = 0, i = 0; i < READERS; i++)
+		calls += r[i].calls;
+	TH_LOG("%llu launches; STATS %llu, STATS_RESET %llu + %llu; wrapped %llu",
+	       (unsigned long long)launched, (unsigned long long)calls,
+	       (unsigned long long)r[READERS].calls, (unsigned long long)r[READERS + 1].calls,
 	       (unsigned long long)wrapped);
-	EXPECT_EQ(0ULL, r[0].failed + r[1].failed + r[2].failed);
+	for (i = 0; i < READERS + RESETTERS; i++)
+		EXPECT_EQ(0ULL, r[i].failed);
 	EXPECT_EQ(0ULL, wrapped) TH_LOG("STATS read counters below their baseline");
 	EXPECT_EQ(launched, sum_launched) TH_LOG("the resets reported %llu launches",
 						 (unsigned long long)sum_launched);
 	EXPECT_EQ(launched, sum_records) TH_LOG("the resets reported %llu records",
 						(unsigned long long)sum_records);
-	EXPECT_LT(10ULL, r[2].calls) TH_LOG("the resetter hardly ran: no race");
+	EXPECT_LT(10ULL, r[READERS].calls) TH_LOG("the resetter hardly ran: no race");
 }
 
 /*
