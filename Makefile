@@ -12,7 +12,8 @@
 #                     DEVCPU=0 lets the device model share the host's CPUs; DILATION=1 keeps
 #                     the model's costs unscaled instead of calibrating them to the VM's speed)
 # make bench-reflux   the ReFlux paradigm benchmark alone (REFLUX_* below): out/bench/reflux/
-# make stress         the reflux stress suite, every pipeline and placement (DURATION=seconds)
+# make stress         the reflux stress suite, every pipeline and placement (DURATION=seconds),
+#                     then 16 rounds of the control-interface stress (reflux.control_stress)
 # make check-kasan    make check on the kernel built with clang and KASAN (out/kasan), then fuzz 60 s
 # make fuzz           the cxl_ccm/reflux UAPI fuzzer in the VM on the kasan kernel (SECONDS=N,
 #                     corpus in out/kasan/fuzz)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # `make stress DURATION=seconds`: the reflux stress suite over every pipeline
-# and placement (selftests/reflux/stress.sh with STRESS_FULL=1) in one boot of
-# the check kernel, judged as make check judges its runs: a failed check, a
+# and placement (selftests/reflux/stress.sh with STRESS_FULL=1), then the
+# control-interface stress in its long form (selftests/reflux/control_stress.sh:
+# 16 rounds), in one boot of the check kernel, judged as make check judges its runs: a failed check, a
 # kernel report (oops, WARN, lockdep, KFENCE, a hung task, a soft lockup) or a
 # VM that does not finish fails it. Ends with "N passed, M failed".
 #
