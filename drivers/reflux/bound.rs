@@ -217,7 +217,7 @@ impl Drop for Quiesce {
         // fails if it would wait for a migration again (never acknowledged, so nothing
         // acknowledged is lost): `del_gendisk` after this waits for every request.
         self.0.migrator.stop();
-        self.0.fail_parked();
+        self.0.release_parked();
     }
 }
 

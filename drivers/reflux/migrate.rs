@@ -203,9 +203,11 @@ impl RefluxDev {
             Ok(r) => Record { wake_ns, ..r },
             Err(e) => {
                 // Not reached "active": the source keeps the actor (a drain timeout, a refused
-                // command, a signal, or the device going away: it is still enabled, and the
-                // requests that wait for the actor must run, the writeback of an unbind's
-                // `del_gendisk` among them); the epoch goes on to the next even value.
+                // command, a signal, or the device going away before "ready": it is still
+                // enabled, and the requests that wait for the actor must run, the writeback of
+                // an unbind's `del_gendisk` among them); the epoch goes on to the next even
+                // value. (A rebuild that fails past "ready" also lands here, though a device
+                // source let the actor go at "ready": a known gap, see Documentation/reflux.rst.)
                 self.abort(id, from, epoch, &mut parked);
                 return Err(e);
             }
@@ -377,7 +379,7 @@ impl RefluxDev {
     /// Routes the requests still parked once migrations stopped (`stopping` is set): waits for a
     /// migration under way to give up first. A migration that gives up settles its actor on
     /// the source, so none should be left; one that would park again fails (`resume_with`).
-    pub(crate) fn fail_parked(&self) {
+    pub(crate) fn release_parked(&self) {
         let mut parked = self.migrator.lock();
         empty(&mut parked);
         self.routing.lock().unpark(&mut parked);

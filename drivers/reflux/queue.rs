@@ -672,7 +672,7 @@ impl RefluxDev {
             let routed = routing.route(&mut d, step, first);
             // Once migrations stopped nothing unparks a request any more: one that would wait
             // for a migration fails instead (it was never acknowledged). Checked under the
-            // routing lock, which `fail_parked` takes after `stopping` is set, so that no
+            // routing lock, which `release_parked` takes after `stopping` is set, so that no
             // request parks after it looked. Every other request runs: the device is still
             // enabled, and an unbind's `del_gendisk` writes the dirty page cache back.
             if matches!(routed, Ok(Routed::Parked)) && self.migrator.is_stopping() {
