@@ -37,6 +37,8 @@ pub mod proto;
 use proto::tenant_config::{DeviceLimits, PAGE_BYTES};
 /// `/sys/kernel/debug/cxl_ccmN/stats`.
 mod debugfs;
+/// DMA regions of tenants torn down during a detach, freed once the device stopped.
+mod device_stop;
 /// An open file of `/dev/cxl_ccmN`: its ioctls, `mmap` and `poll`.
 mod file;
 /// RP and BS: results copied from device memory into the rings by the driver.
@@ -57,6 +59,7 @@ mod trace;
 pub mod uapi;
 
 use abi::{GlobalRegs, TenantRegs};
+use device_stop::DeviceStop;
 use file::CcmFile;
 use regio::RegIo;
 
@@ -201,20 +204,23 @@ fn clear_tenants(regs: &IoMem, max_tenants: u32) {
 }
 
 /// Clears `dev_ctrl` and waits until the device drops `DEV_STATUS_READY`, which it does after
-/// it stopped serving every tenant: from then on it writes no tenant memory.
-fn disable(regs: &IoMem, device: &Device) {
+/// it stopped serving every tenant: from then on it writes no tenant memory. Returns whether
+/// it did (within 1 s).
+fn disable(regs: &IoMem, device: &Device) -> bool {
     if regs.write_reg(GlobalRegs::REG_DEV_CTRL, 0).is_err() {
-        return;
+        return false;
     }
-    if !wait_until(1000, || {
+    let acked = wait_until(1000, || {
         regs.read_reg(GlobalRegs::REG_DEV_STATUS)
             .map_or(true, |s| s & abi::DEV_STATUS_READY == 0)
-    }) {
+    });
+    if !acked {
         dev_err!(
             device,
             "device did not acknowledge the disable within 1 s\n"
         );
     }
+    acked
 }
 
 /// Enables the device and waits until it is ready and its heartbeat moves; disables it again
@@ -227,7 +233,8 @@ fn enable(regs: &IoMem, device: &Device) -> Result {
     wait_until(1000, || status().map_or(true, |s| s & settled != 0));
     let st = status()?;
     if st & abi::DEV_STATUS_READY == 0 || st & abi::DEV_STATUS_FATAL != 0 {
-        disable(regs, device);
+        // Nothing was configured yet: whether it acknowledges frees nothing.
+        let _ = disable(regs, device);
         dev_err!(
             device,
             "device did not become ready within 1 s (status {st:#x})\n"
@@ -237,7 +244,7 @@ fn enable(regs: &IoMem, device: &Device) -> Result {
     // The ABI promises a beat at least every 10 ms: wait up to 100 ms for one.
     let beat = heartbeat()?;
     if !wait_until(100, || heartbeat() != Ok(beat)) {
-        disable(regs, device);
+        let _ = disable(regs, device);
         dev_err!(device, "device heartbeat stuck at {beat}\n");
         return Err(ENODEV);
     }
@@ -253,6 +260,8 @@ struct Hw {
     regs: IoMem,
     mem: MemRemap,
     max_tenants: u32,
+    /// Told when the device was disabled: frees the regions of tenants torn down meanwhile.
+    stop: Arc<DeviceStop>,
 }
 
 impl Hw {
@@ -266,7 +275,8 @@ impl Hw {
 impl Drop for Hw {
     fn drop(&mut self) {
         clear_tenants(&self.regs, self.max_tenants);
-        disable(&self.regs, &self.device);
+        let acked = disable(&self.regs, &self.device);
+        self.stop.stopped(acked);
     }
 }
 
@@ -330,6 +340,9 @@ struct CcmDev {
     /// a tenant's users serialize on the tenant's locks.
     #[pin]
     hw: Revocable<Hw>,
+    /// Where a tenant torn down once `hw` is revoked, but maybe before the device was
+    /// disabled, leaves its DMA region.
+    stop: Arc<DeviceStop>,
     /// Tenant numbers in use, and their owners.
     #[pin]
     tenants: Mutex<tenant_table::TenantTable>,
@@ -560,11 +573,13 @@ impl PlatformDriver for CcmDriver {
             );
             return Err(ENXIO);
         }
+        let stop = Arc::pin_init(DeviceStop::new(), GFP_KERNEL)?;
         let hw = Hw {
             device: pdev.as_dev().into(),
             regs,
             mem: MemRemap::new(mem_res, MapMode::WriteCombining)?,
             max_tenants: id.max_tenants,
+            stop: stop.clone(),
         };
         // From here on every failure drops `hw` (or detaches the device that owns it), which
         // disables the device.
@@ -577,6 +592,7 @@ impl PlatformDriver for CcmDriver {
                 dma_dev: pdev.as_dev().into(),
                 mem_phys: mem_res.start,
                 hw <- Revocable::new(hw),
+                stop,
                 tenants <- kernel::new_mutex!(Default::default()),
                 irq_tenants <- kernel::new_mutex!(Default::default()),
                 input_maps <- kernel::new_mutex!(Some(KVec::new())),

@@ -17,7 +17,11 @@
 //!
 //! Teardown: the tenant is disabled in the device (`ctrl` cleared) and the driver waits until
 //! the device acknowledges (`status` cleared) before unmapping and freeing the region. If the
-//! device never acknowledges, the region is leaked rather than freed under a DMA.
+//! device never acknowledges, the region is leaked rather than freed under a DMA. Once an
+//! unbind has begun, the registers are out of reach but the device may still be serving the
+//! tenant (the unbind disables it only after its users have left): the region then goes to
+//! the device's [`DeviceStop`](crate::device_stop::DeviceStop), which frees it once the device
+//! acknowledged its disable.
 
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 use kernel::{
@@ -184,20 +188,33 @@ pub(crate) struct Tenant {
     number: Option<TenantNumber>,
 }
 
+/// How a tenant's disable ended, which decides what may be done with its DMA region.
+enum Disabled {
+    /// The device acknowledged: it writes no more of the region.
+    Acked,
+    /// It did not acknowledge: its DMA may still be live.
+    NotAcked,
+    /// The device is being detached: out of reach, but maybe not yet stopped.
+    Detaching,
+}
+
 impl Tenant {
-    /// Disables the tenant in the device and waits for the acknowledgement; `false` if the
-    /// device never acknowledged (its DMA may still be live).
-    fn disable(&self) -> bool {
-        // Unbound: the device is disabled as a whole (and acknowledges it) before the
-        // hardware goes.
+    /// Disables the tenant in the device and waits for the acknowledgement.
+    fn disable(&self) -> Disabled {
+        // Once unbind has begun the registers are out of reach, but the device still runs
+        // until the unbind's users have left and it is disabled as a whole.
         let Some(hw) = self.dev.hw.try_access() else {
-            return true;
+            return Disabled::Detaching;
         };
         let t = abi::tenant_regs_offset(self.index);
         if hw.regs.try_write32(0, t + abi::TREG_CTRL).is_err() {
-            return false;
+            return Disabled::NotAcked;
         }
-        crate::wait_until(1000, || hw.regs.try_read32(t + abi::TREG_STATUS) == Ok(0))
+        if crate::wait_until(1000, || hw.regs.try_read32(t + abi::TREG_STATUS) == Ok(0)) {
+            Disabled::Acked
+        } else {
+            Disabled::NotAcked
+        }
     }
 
     fn core(&self) -> &TenantCore {
@@ -223,25 +240,33 @@ impl Tenant {
     /// Tears the tenant down; see the module documentation.
     fn teardown(&mut self) {
         drop(self.poller.take());
-        let acked = self.disable();
+        let disabled = self.disable();
         // After the disable: the device raises nothing more for this tenant.
         if let Some(slot) = self.dev.irq_tenants.lock().get_mut(self.index as usize) {
             *slot = None;
         }
         let sg = self.sg.take();
-        if acked {
-            drop(sg);
-        } else {
-            dev_err!(
-                &self.dev.dma_dev,
-                "tenant {}: the device did not acknowledge the disable; leaking its DMA region\n",
-                self.index
-            );
-            core::mem::forget(sg);
-            core::mem::forget(self.core.region.clone());
-            // Nor its number: the device may still serve it, and a new tenant would reprogram
-            // its registers and partition under it.
-            core::mem::forget(self.number.take());
+        match disabled {
+            Disabled::Acked => drop(sg),
+            // The region's pages live as long as its mapping: the detach frees both once the
+            // device is disabled. The number belongs to this binding, which is ending.
+            Disabled::Detaching => {
+                if let Some(sg) = sg {
+                    self.dev.stop.hand_over(sg);
+                }
+            }
+            Disabled::NotAcked => {
+                dev_err!(
+                    &self.dev.dma_dev,
+                    "tenant {}: the device did not acknowledge the disable; leaking its DMA region\n",
+                    self.index
+                );
+                core::mem::forget(sg);
+                core::mem::forget(self.core.region.clone());
+                // Nor its number: the device may still serve it, and a new tenant would
+                // reprogram its registers and partition under it.
+                core::mem::forget(self.number.take());
+            }
         }
     }
 }
