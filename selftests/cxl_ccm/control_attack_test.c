@@ -414,13 +414,20 @@ static void on_usr1(int sig)
  * (SA_RESTART: a launch is never refused with EINTR, never doubled) and
  * launcher 1 does not (EINTR is a documented answer, not an error).
  */
-static void launcher(struct tenant *t, struct race *r, __u64 deadline, int max, int which)
+/*
+ * At least this many launches per launcher, however slow the machine: the
+ * race is then run, not skipped because the time ran out before the start.
+ */
+#define MIN_LAUNCHES 32
+
+static void launcher(struct tenant *t, struct race *r, __u64 run_ns, int max, int which)
 {
 	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = which ? 0 : SA_RESTART };
+	__u64 deadline = now_ns() + run_ns;
 
 	sigaction(SIGUSR1, &sa, NULL);
 	r->launcher_pid[which] = getpid();
-	for (int i = 0; i < max && now_ns() < deadline; i++) {
+	for (int i = 0; i < max && (i < MIN_LAUNCHES || now_ns() < deadline); i++) {
 		__u32 tag;
 		int rc = launch(t->fd, &tag);
 
@@ -450,8 +457,9 @@ static void launcher(struct tenant *t, struct race *r, __u64 deadline, int max, 
 	__atomic_add_fetch(&r->launchers_done, 1, __ATOMIC_SEQ_CST);
 }
 
-static void consumer(struct tenant *t, struct race *r, int nlaunchers, __u64 deadline)
+static void consumer(struct tenant *t, struct race *r, int nlaunchers, __u64 run_ns)
 {
+	__u64 deadline = now_ns() + run_ns;
 	__u32 head = t->cfg.index_base;
 
 	for (;;) {
@@ -632,7 +640,7 @@ static void wait_go(void)
 
 /* Starts the processes of one tenant's race; returns how many. */
 static int start_race(struct tenant *t, struct race *r, pid_t *pids, const char **names,
-		      __u64 deadline)
+		      __u64 run_ns)
 {
 	int n = 0;
 #define SPAWN(name, body)                                  \
@@ -646,9 +654,9 @@ static int start_race(struct tenant *t, struct race *r, pid_t *pids, const char 
 		names[n] = name;                           \
 		pids[n++] = p;                             \
 	} while (0)
-	SPAWN("launcher 1", launcher(t, r, deadline, MAXL / 4, 0));
-	SPAWN("launcher 2", launcher(t, r, deadline, MAXL / 4, 1));
-	SPAWN("consumer", consumer(t, r, 2, deadline + 60000000000ull));
+	SPAWN("launcher 1", launcher(t, r, run_ns, MAXL / 4, 0));
+	SPAWN("launcher 2", launcher(t, r, run_ns, MAXL / 4, 1));
+	SPAWN("consumer", consumer(t, r, 2, run_ns + 60000000000ull));
 	SPAWN("releaser 1", releaser(t, r));
 	SPAWN("releaser 2", releaser(t, r));
 	SPAWN("STATS_RESET", stats_proc(t, r, 1));
@@ -695,10 +703,11 @@ TEST_F_TIMEOUT(ca, launch_stats_release_wait_race, 170)
 	go_flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, go_flag);
 	*go_flag = 0;
-	__u64 deadline = now_ns() + 6000000000ull;
+	/* Each process times its part from the start signal, not from here. */
+	__u64 run_ns = 6000000000ull;
 
 	for (int k = 0; k < NT; k++)
-		np[k] = start_race(&t[k], r[k], pids[k], names[k], deadline);
+		np[k] = start_race(&t[k], r[k], pids[k], names[k], run_ns);
 	usleep(300000);
 	__atomic_store_n(go_flag, 1, __ATOMIC_SEQ_CST);
 	/* Launchers, consumer and releasers first; then the stats processes. */

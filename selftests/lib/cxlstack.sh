@@ -151,7 +151,7 @@ run_binaries() {
 		# Driven by a suite script, with the driver loaded as it needs.
 		*.sh | reflux/powercut_test | reflux/integrity_test | reflux/migrate_test | \
 			reflux/attach_test | reflux/doc_test | reflux/knobs_doc_test | \
-			reflux/stress_test | cxl_ccm/control_attack_test) continue ;;
+			reflux/stress_test) continue ;;
 		esac
 		run_suite "selftest.${t#/selftests/}"
 	done

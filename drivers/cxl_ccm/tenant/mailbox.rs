@@ -11,6 +11,12 @@ use crate::host_copy::CopyJob;
 use crate::regio::RegIo;
 use crate::Hw;
 
+/// How long a dequeue may stay unanswered before the device is taken as broken: the CXL
+/// mailbox's 2 s, as the kernel's CXL driver waits (`CXL_MAILBOX_TIMEOUT_MS`). It used to be
+/// 100 ms, which a loaded device (the kasan kernel under forty processes) overran while
+/// working, failing launches with `EIO`.
+const MAILBOX_TIMEOUT_NS: u64 = 2_000_000_000;
+
 impl TenantCore {
     /// RP: one remote poll of the mailbox; at completion, reads the answer, dequeues the
     /// command and queues the results for copying.
@@ -74,7 +80,7 @@ impl TenantCore {
     /// RP: before a new mailbox command, waits until the device has answered the last one
     /// (the dequeue [`Self::rp_poll`] posted): the mailbox holds one command, and one written
     /// over an unanswered one could be read half old, half new. Usually one remote read; then
-    /// polls at the remote polling interval, for at most 100 ms.
+    /// polls at the remote polling interval, for at most [`MAILBOX_TIMEOUT_NS`].
     pub(super) fn mailbox_free(&self, hw: &Hw, st: &RingState) -> Result {
         let done = abi::tenant_reg(self.index, TenantRegs::TREG_MBOX_DONE);
         let start = crate::link::now_ns();
@@ -84,9 +90,9 @@ impl TenantCore {
             if hw.regs.read_reg(done)? == st.mbox_seq {
                 return Ok(());
             }
-            if since.saturating_sub(start) > 100_000_000 {
+            if since.saturating_sub(start) > MAILBOX_TIMEOUT_NS {
                 pr_warn_ratelimited!(
-                    "tenant {}: the device did not answer a dequeue within 100 ms\n",
+                    "tenant {}: the device did not answer a dequeue within 2 s\n",
                     self.index
                 );
                 return Err(EIO);
