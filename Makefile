@@ -10,7 +10,9 @@
 #                     ONLY=validate none; REPEAT=N sets the repetitions,
 #                     5 (ONLY=table4 REPEAT=40, ~21 min: headline intervals within ±10 %);
 #                     DEVCPU=0 lets the device model share the host's CPUs; DILATION=1 keeps
-#                     the model's costs unscaled instead of calibrating them to the VM's speed)
+#                     the model's costs unscaled instead of calibrating them to the VM's speed;
+#                     BOOTS=N boots the VM N times, 1: the intervals then cover the spread
+#                     between boots, out/bench-run/boot-K/ keeps each boot's log)
 # make bench-reflux   the ReFlux paradigm benchmark alone (REFLUX_* below): out/bench/reflux/
 # make stress         the reflux stress suite, every pipeline and placement (DURATION=seconds),
 #                     then 16 rounds of the control-interface stress (reflux.control_stress)
@@ -45,6 +47,7 @@ KSRC        ?= $(KBUILD_OUTPUT)
 MODROOT     ?= $(KBUILD_OUTPUT)/modroot
 endif
 OUT         ?= $(CURDIR)/out
+BOOTS       ?= 1
 KERNEL_IMAGE := $(KBUILD_OUTPUT)/arch/x86/boot/bzImage
 INITRAMFS   := $(OUT)/initramfs.cpio.gz
 export KSRC KBUILD_OUTPUT MODROOT OUT KERNEL_IMAGE INITRAMFS
@@ -164,11 +167,16 @@ run: initramfs
 # make bench-ccm: the offload-mode comparison alone (make bench without bench-reflux).
 bench-ccm: initramfs
 	cd tools && cargo build --release --quiet -p ccm-bench
-	mkdir -p $(OUT)/bench-run
-	BENCH_CALIB_NS=$$($(if $(filter 1,$(DILATION)),echo 0,taskset 1 $(OUT)/benchbin/ccm_bench --calibrate)) && \
-	BENCH_CALIB_NS=$$BENCH_CALIB_NS BENCH_ONLY=$(ONLY) BENCH_REPEAT=$(REPEAT) BENCH_YIELD=$(YIELD) \
-		BENCH_DEVCPU=$(if $(filter 0,$(DEVCPU)),,1) VM_TIMEOUT=3600 $(VM)/qemu.sh bench $(OUT)/bench-run
-	tools/target/release/ccm-bench --log $(OUT)/bench-run/tests.log --out $(OUT)/bench
+	rm -rf $(OUT)/bench-run && mkdir -p $(OUT)/bench-run
+	for b in $$(seq 1 $(BOOTS)); do \
+		BENCH_CALIB_NS=$$($(if $(filter 1,$(DILATION)),echo 0,taskset 1 $(OUT)/benchbin/ccm_bench --calibrate)) && \
+		echo "[cxlstack] bench boot $$b of $(BOOTS)" && \
+		BENCH_CALIB_NS=$$BENCH_CALIB_NS BENCH_ONLY=$(ONLY) BENCH_REPEAT=$(REPEAT) BENCH_YIELD=$(YIELD) \
+			BENCH_DEVCPU=$(if $(filter 0,$(DEVCPU)),,1) VM_TIMEOUT=3600 \
+			$(VM)/qemu.sh bench $(OUT)/bench-run/boot-$$b || exit 1; \
+	done
+	tools/target/release/ccm-bench $(foreach b,$(shell seq 1 $(BOOTS)),--log $(OUT)/bench-run/boot-$(b)/tests.log) \
+		--out $(OUT)/bench
 
 bench: bench-ccm
 	$(MAKE) bench-reflux

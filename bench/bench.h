@@ -42,6 +42,8 @@ struct opts {
 	 * per launch in records of chunk_rows rows, weights shifted by shift; 0 otherwise.
 	 */
 	unsigned int heads, head_dim, tokens, q_rows, chunk_rows, shift;
+	/* LLM: the FFN's inner size after the attention (OPT-2.7B: 10240); 0: none. */
+	unsigned int ffn;
 	/*
 	 * --poll-yield: a polling consumer gives its CPU to any other runnable thread
 	 * between polls. Under emulation the software device's threads run on the
@@ -63,8 +65,19 @@ struct result {
 	double e2e_us, busy_us, idle_us, launch_us, ccm_idle_us, credit_wait_us;
 	/* Time in RELEASE calls: the consumer returning credit (part of host idle time). */
 	double release_us;
-	/* Host core stall: local polling here plus the driver's link stalls (STATS). */
+	/*
+	 * Host core stall as the paper's Figure 13 counts it: the cycles a core
+	 * spends in the memory operations of the host-CCM interaction, i.e. each
+	 * local poll's load of the ring tail (local_polls times the measured time
+	 * of one, load_ns) plus the driver's link stalls (STATS.host_stall_ns:
+	 * CXL.mem/CXL.io accesses, remote polls, the BS store's wait). Not the
+	 * time between polls, which a core could spend elsewhere.
+	 */
 	double stall_us;
+	/* The earlier measure, kept: every nanosecond spent polling plus the link stalls. */
+	double poll_busy_us;
+	unsigned long long local_polls;
+	double load_ns;
 	unsigned long long records, bytes, credit_stalls, interrupts, polls;
 	/* The device computed later than its model (STATS.model_*): the run measured the emulator. */
 	double model_deficit_us;
@@ -74,6 +87,18 @@ struct result {
 	bool deadlock;
 	char why[160];
 };
+
+/*
+ * The device's dilation in thousandths (calib.h): the costs this program
+ * models itself (the host task, polling intervals) stretch as the device's do.
+ * Options and results give them undilated.
+ */
+static unsigned int dilation = 1000;
+
+static inline __u64 dilate(__u64 ns)
+{
+	return ns * dilation / 1000;
+}
 
 static inline __u64 now_ns(void)
 {
@@ -105,6 +130,23 @@ static inline void host_task(__u64 ns)
 {
 	if (ns)
 		spin_ns(ns);
+}
+
+/*
+ * The mean time of one load of @p (a ring's tail), in ns, over 4096 loads:
+ * what one local poll stalls a core for.
+ */
+static inline double load_ns(const volatile __u32 *p)
+{
+	__u64 t = now_ns();
+	__u32 sink = 0;
+	int i;
+
+	for (i = 0; i < 4096; i++)
+		sink += __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	t = now_ns() - t;
+	__asm__ volatile("" : : "r"(sink));
+	return t / 4096.0;
 }
 
 static inline int fail(struct result *res, const char *fmt, unsigned long long a,

@@ -1,7 +1,8 @@
 //! ccm-bench: turns the output of the VM's `ccm_bench` (the `bench` section of a VM test log)
 //! into `results.json`, `table.txt` and SVG plots, and fails if any run was not verified.
 //!
-//! Usage: `ccm-bench --log OUT/bench-run/tests.log --out OUT/bench` (what `make bench` runs).
+//! Usage: `ccm-bench --log OUT/bench-run/tests.log --out OUT/bench` (what `make bench` runs);
+//! one `--log` per boot (`make bench BOOTS=3`).
 
 mod headline;
 mod input;
@@ -15,11 +16,12 @@ use std::{fs, path::Path, path::PathBuf, process::ExitCode};
 use record::{Bench, Run};
 
 const USAGE: &str = "\
-usage: ccm-bench --log TESTS.LOG --out DIR
+usage: ccm-bench --log TESTS.LOG [--log TESTS.LOG ...] --out DIR
 
 Reads the JSON lines that bench/ccm_bench printed in the VM (between the
 '##cxlstack begin bench' and 'end bench' markers of the log; other lines are
-ignored) and writes into DIR:
+ignored), one log per boot (each run gets the field \"boot\": the position of
+its log), and writes into DIR:
 results.json (every run), table.txt (per configuration the medians over its
 repetitions: times, host busy/idle, CCM idle, ratio to RP, spread of the times),
 one SVG per sweep with an RP run (modes, knn-a, ...: normalized to RP), and sf.svg
@@ -36,31 +38,35 @@ written); 2 for a usage error.";
 
 /// The command line.
 struct Args {
-    log: PathBuf,
+    /// One per boot, in order.
+    logs: Vec<PathBuf>,
     out: PathBuf,
 }
 
 /// `Ok(None)` asks for the usage; `Err` is a usage error, naming its cause. An empty path is
 /// refused: as `--out ''` it would mean the current directory, which nobody asked for.
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let (mut log, mut out) = (None, None);
+    let (mut logs, mut out) = (Vec::new(), None);
     while let Some(a) = args.next() {
-        let slot = match a.as_str() {
+        match a.as_str() {
             "--help" | "-h" => return Ok(None),
-            "--log" => &mut log,
-            "--out" => &mut out,
+            "--log" | "--out" => {}
             _ if a.starts_with('-') => return Err(format!("unknown option {a}")),
             _ => return Err(format!("unexpected argument {a}")),
-        };
+        }
         let v = args.next().ok_or(format!("{a} needs a value"))?;
         if v.is_empty() {
             return Err(format!("{a} needs a path, not ''"));
         }
-        *slot = Some(PathBuf::from(v));
+        if a == "--log" {
+            logs.push(PathBuf::from(v));
+        } else {
+            out = Some(PathBuf::from(v));
+        }
     }
-    match (log, out) {
-        (Some(log), Some(out)) => Ok(Some(Args { log, out })),
-        (None, _) => Err("missing --log".into()),
+    match (logs.is_empty(), out) {
+        (false, Some(out)) => Ok(Some(Args { logs, out })),
+        (true, _) => Err("missing --log".into()),
         (_, None) => Err("missing --out".into()),
     }
 }
@@ -86,11 +92,24 @@ fn main() -> ExitCode {
     }
 }
 
-/// Reads the log, writes the results, and judges the benchmark.
+/// Reads the logs, writes the results, and judges the benchmark.
 fn run(a: &Args) -> Result<ExitCode, String> {
-    let bench = input::read(&a.log)?;
-    if bench.runs.is_empty() {
-        return Err(format!("no benchmark run in {}", a.log.display()));
+    let mut bench = Bench::default();
+    for (boot, log) in a.logs.iter().enumerate() {
+        let one = input::read(log)?;
+        if one.runs.is_empty() {
+            return Err(format!("no benchmark run in {}", log.display()));
+        }
+        for (line, mut r) in one.runs {
+            r.0.insert("boot".into(), record::Value::Num(boot as f64));
+            bench.runs.push((line, r));
+        }
+        let name = log.display();
+        bench.end_error = bench
+            .end_error
+            .take()
+            .or(one.end_error.map(|e| format!("{name}: {e}")));
+        bench.unfinished |= one.unfinished;
     }
     let raw: Vec<Run> = bench.runs.iter().map(|(_, r)| r.clone()).collect();
     let (table, mut files) = outputs(&raw);

@@ -11,6 +11,9 @@ pub enum Value {
     Bool(bool),
 }
 
+/// Rounds a boot may hold: [`Run::round`] numbers boot `b`'s from `b * ROUNDS_PER_BOOT`.
+pub const ROUNDS_PER_BOOT: u32 = 100_000;
+
 /// A run: field name to value.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Run(pub BTreeMap<String, Value>);
@@ -28,6 +31,22 @@ impl Run {
             Some(Value::Num(n)) => *n,
             _ => f64::NAN,
         }
+    }
+
+    /// The boot the run came from (0 for a single log).
+    pub fn boot(&self) -> u32 {
+        let b = self.num("boot");
+        if b.is_finite() {
+            b as u32
+        } else {
+            0
+        }
+    }
+
+    /// The round of the matrix the run belongs to: its boot and its repetition within the boot.
+    /// Runs of one round ran side by side, so ratios pair them.
+    pub fn round(&self) -> u32 {
+        self.boot() * ROUNDS_PER_BOOT + self.num("rep") as u32
     }
 
     pub fn verified(&self) -> bool {

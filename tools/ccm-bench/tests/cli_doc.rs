@@ -20,7 +20,7 @@ use cli_support::{
 };
 
 const BIN: &str = env!("CARGO_BIN_EXE_ccm-bench");
-const USAGE: &str = "usage: ccm-bench --log TESTS.LOG --out DIR";
+const USAGE: &str = "usage: ccm-bench --log TESTS.LOG [--log TESTS.LOG ...] --out DIR";
 
 /// Runs in `cwd` with a deadline.
 fn run_in(args: &[&str], cwd: Cwd) -> Out {
@@ -199,6 +199,43 @@ fn valid_runs_give_results_table_and_plot() {
     assert!(table.contains("RP") && table.contains("AXLE-p1"), "{table}");
     let svg = std::fs::read_to_string(format!("{out}/modes.svg")).unwrap();
     assert!(svg.trim_start().starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+}
+
+/// The usage: one log per boot, "each run gets the field \"boot\": the position
+/// of its log"; every run of every log is in results.json.
+#[test]
+fn one_log_per_boot_numbers_the_boots() {
+    let t = TempDir::new("boots");
+    let a = t.file("boot0.log", modes_log().as_bytes());
+    let b = t.file("boot1.log", modes_log().as_bytes());
+    let out = t.sub("out");
+    let o = run(&["--log", &a, "--log", &b, "--out", &out]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let json = std::fs::read_to_string(format!("{out}/results.json")).unwrap();
+    let v = parse_json(&json).unwrap_or_else(|e| panic!("results.json: {e}\n{json}"));
+    let runs = v.arr().expect("results.json is an array of runs");
+    assert_eq!(runs.len(), 12, "every run of both logs");
+    let boots: Vec<String> = runs
+        .iter()
+        .map(|r| format!("{:?}", r.get("boot")))
+        .collect();
+    assert_eq!(
+        boots.iter().filter(|b| b.contains("(0.0)")).count(),
+        6,
+        "{boots:?}"
+    );
+    assert_eq!(
+        boots.iter().filter(|b| b.contains("(1.0)")).count(),
+        6,
+        "{boots:?}"
+    );
+    // A second log that failed fails the whole: it names that log.
+    let bad = t.file(
+        "bad.log",
+        bench_log(&[run_line("modes", "RP", "RP", 900, false)]).as_bytes(),
+    );
+    let o = run(&["--log", &a, "--log", &bad, "--out", &out]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
 }
 
 /// cxl_ccm-results.rst, "How to run it": table.txt has "each run's end-to-end
