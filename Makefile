@@ -12,7 +12,9 @@
 #                     DEVCPU=0 lets the device model share the host's CPUs; DILATION=1 keeps
 #                     the model's costs unscaled instead of calibrating them to the VM's speed;
 #                     BOOTS=N boots the VM N times, 1: the intervals then cover the spread
-#                     between boots, out/bench-run/boot-K/ keeps each boot's log)
+#                     between boots, out/bench-run/boot-K/ keeps each boot's log;
+#                     CCM=name=value,... sets the matrix's modelled CCM, cxl_ccm_dev's
+#                     parameters, e.g. CCM=ccm_units=1 for 16 µthreads instead of 256)
 # make bench-reflux   the ReFlux paradigm benchmark alone (REFLUX_* below): out/bench/reflux/
 # make stress         the reflux stress suite, every pipeline and placement (DURATION=seconds),
 #                     then 16 rounds of the control-interface stress (reflux.control_stress)
@@ -172,7 +174,7 @@ bench-ccm: initramfs
 		BENCH_CALIB_NS=$$($(if $(filter 1,$(DILATION)),echo 0,taskset 1 $(OUT)/benchbin/ccm_bench --calibrate)) && \
 		echo "[cxlstack] bench boot $$b of $(BOOTS)" && \
 		BENCH_CALIB_NS=$$BENCH_CALIB_NS BENCH_ONLY=$(ONLY) BENCH_REPEAT=$(REPEAT) BENCH_YIELD=$(YIELD) \
-			BENCH_DEVCPU=$(if $(filter 0,$(DEVCPU)),,1) VM_TIMEOUT=3600 \
+			BENCH_CCM=$(CCM) BENCH_DEVCPU=$(if $(filter 0,$(DEVCPU)),,1) VM_TIMEOUT=3600 \
 			$(VM)/qemu.sh bench $(OUT)/bench-run/boot-$$b || exit 1; \
 	done
 	tools/target/release/ccm-bench $(foreach b,$(shell seq 1 $(BOOTS)),--log $(OUT)/bench-run/boot-$(b)/tests.log) \

@@ -22,6 +22,7 @@ for arg in $(cat /proc/cmdline); do
 	cxlstack.mode=*) MODE=${arg#cxlstack.mode=} ;;
 	cxlstack.suite=*) ONLY_SUITES=$(echo "${arg#cxlstack.suite=}" | tr , ' ') ;;
 	cxlstack.bench_only=*) BENCH_ONLY=${arg#cxlstack.bench_only=} ;;
+	cxlstack.bench_ccm=*) BENCH_CCM=${arg#cxlstack.bench_ccm=} ;;
 	cxlstack.bench_repeat=*) BENCH_REPEAT=${arg#cxlstack.bench_repeat=} ;;
 	cxlstack.bench_calib_ns=*) BENCH_CALIB_NS=${arg#cxlstack.bench_calib_ns=} ;;
 	cxlstack.bench_seconds=*) BENCH_SECONDS=${arg#cxlstack.bench_seconds=} ;;

@@ -5,7 +5,7 @@
 # one suite `bench` whose output tools/ccm-bench reads.
 #
 # Environment (from the kernel command line, selftests/lib/cxlstack.sh):
-# BENCH_CALIB_NS, BENCH_DEVCPU, BENCH_ONLY, BENCH_REPEAT, BENCH_YIELD.
+# BENCH_CALIB_NS, BENCH_CCM, BENCH_DEVCPU, BENCH_ONLY, BENCH_REPEAT, BENCH_YIELD.
 
 # bench_dilation: the device model's dilation (bench/calib.h), from the
 # reference work's time here against its time on the build machine
@@ -68,7 +68,7 @@ bench_ccm() {
 	{
 		bench_device "ccm_units=1 ccm_uthreads_per_unit=4 ccm_clock_mhz=6" &&
 			$host /bench/ccm_bench --validate --repeat "$vreps" ${BENCH_YIELD:-} &&
-			bench_device "" &&
+			bench_device "$(echo "${BENCH_CCM:-}" | tr , ' ')" &&
 			if [ "${BENCH_ONLY:-}" != validate ]; then
 				$host /bench/ccm_bench --repeat "${BENCH_REPEAT:-5}" \
 					${BENCH_ONLY:+--only "$BENCH_ONLY"} ${BENCH_YIELD:-}

@@ -76,6 +76,8 @@ if [ -n "${ENGINE_BIN:-}" ]; then
 fi
 # make bench ONLY=WORKLOAD REPEAT=N: a part of the matrix (bench/ccm_bench --only, --repeat).
 [ -n "${BENCH_ONLY:-}" ] && append+=" cxlstack.bench_only=$BENCH_ONLY"
+# make bench CCM=name=value,...: the modelled CCM of the matrix (cxl_ccm_dev parameters).
+[ -n "${BENCH_CCM:-}" ] && append+=" cxlstack.bench_ccm=$BENCH_CCM"
 [ -n "${BENCH_REPEAT:-}" ] && append+=" cxlstack.bench_repeat=$BENCH_REPEAT"
 [ -n "${BENCH_CALIB_NS:-}" ] && append+=" cxlstack.bench_calib_ns=$BENCH_CALIB_NS"
 [ -n "${BENCH_YIELD:-}" ] && append+=" cxlstack.bench_yield=1"

@@ -271,6 +271,16 @@ pub fn text(raw: &[Run]) -> String {
         for (axle, i) in FIGURES {
             let m = METRICS[i];
             let Some(f) = figure(raw, axle, base, m, 7) else {
+                let (_, late) = pairs(raw, axle, base, m.field);
+                if !late.is_empty() {
+                    out += &format!(
+                        "  {axle} vs {base}, {}: none: every workload ran late of the CCM model \
+                         ({}) ({})\n",
+                        m.name,
+                        late.join(", "),
+                        paper(axle, base, i)
+                    );
+                }
                 continue;
             };
             let speed = if m.axle_over_base {

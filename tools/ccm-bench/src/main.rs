@@ -114,21 +114,40 @@ fn run(a: &Args) -> Result<ExitCode, String> {
     let raw: Vec<Run> = bench.runs.iter().map(|(_, r)| r.clone()).collect();
     let (table, mut files) = outputs(&raw);
     // Only a log with the validate sweep is checked against the model: older logs stay valid.
-    let validation = raw
+    // Each boot on its own: a boot calibrates its own dilation, which the prediction scales by.
+    let mut boots: Vec<u32> = raw
         .iter()
-        .any(|r| r.str("sweep") == predict::SWEEP)
-        .then(|| predict::validate(&raw));
-    if let Some(v) = &validation {
-        files.push(("validation.txt".to_string(), v.text()));
+        .filter(|r| r.str("sweep") == predict::SWEEP)
+        .map(Run::boot)
+        .collect();
+    boots.dedup();
+    let validations: Vec<(u32, predict::Validation)> = boots
+        .iter()
+        .map(|b| {
+            let of_boot: Vec<Run> = raw.iter().filter(|r| r.boot() == *b).cloned().collect();
+            (*b, predict::validate(&of_boot))
+        })
+        .collect();
+    let several = a.logs.len() > 1;
+    let validation_text: String = validations
+        .iter()
+        .map(|(b, v)| {
+            if several {
+                format!("boot {b}: {}", v.text())
+            } else {
+                v.text()
+            }
+        })
+        .collect();
+    if !validations.is_empty() {
+        files.push(("validation.txt".to_string(), validation_text.clone()));
     }
     write_files(&a.out, &files)?;
     print!("{table}");
-    if let Some(v) = &validation {
-        print!("{}", v.text());
-    }
+    print!("{validation_text}");
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
     println!("written: {}", names.join(" "));
-    Ok(verdict(&raw, &bench, validation.as_ref()))
+    Ok(verdict(&raw, &bench, &validations))
 }
 
 /// The table, and every file to write with its contents.
@@ -181,7 +200,7 @@ fn write_files(out: &Path, files: &[(String, String)]) -> Result<(), String> {
 
 /// Success only if every run verified, the benchmark ended with rc=0, and the validate sweep,
 /// if there is one, matches the model.
-fn verdict(raw: &[Run], bench: &Bench, validation: Option<&predict::Validation>) -> ExitCode {
+fn verdict(raw: &[Run], bench: &Bench, validations: &[(u32, predict::Validation)]) -> ExitCode {
     let mut ok = true;
     let failed = raw.iter().filter(|r| !r.verified()).count();
     if failed > 0 {
@@ -196,7 +215,7 @@ fn verdict(raw: &[Run], bench: &Bench, validation: Option<&predict::Validation>)
         eprintln!("ccm-bench: no '##cxlstack end bench': the VM stopped during the benchmark");
         ok = false;
     }
-    if let Some(v) = validation.filter(|v| !v.passed()) {
+    for (boot, v) in validations.iter().filter(|(_, v)| !v.passed()) {
         let modes = v.failed_modes();
         let which = if modes.is_empty() {
             "unusable runs".to_string()
@@ -204,7 +223,7 @@ fn verdict(raw: &[Run], bench: &Bench, validation: Option<&predict::Validation>)
             format!("mode(s) {}", modes.join(", "))
         };
         eprintln!(
-            "ccm-bench: the validate sweep does not match the model ({which}; see validation.txt)"
+            "ccm-bench: the validate sweep of boot {boot} does not match the model ({which}; see validation.txt)"
         );
         ok = false;
     }

@@ -153,3 +153,19 @@ fn a_workload_the_emulator_was_late_for_is_left_out_and_named() {
     assert_eq!(f.late, vec!["pagerank".to_string()]);
     assert!(text(&raw).contains("left out for a model deficit: pagerank"));
 }
+
+#[test]
+fn no_figure_when_every_workload_ran_late_and_it_says_so() {
+    let mut raw = matrix(&[0.5; 9], 3);
+    for r in raw.iter_mut() {
+        r.0.insert("model_late".into(), Value::Num(3.0));
+    }
+    assert!(figure(&raw, "AXLE-p1", "RP", METRICS[0], 1).is_none());
+    let t = text(&raw);
+    assert!(
+        t.contains(
+            "AXLE-p1 vs RP, end-to-end time, AXLE / baseline: none: every workload ran late"
+        ),
+        "{t}"
+    );
+}
