@@ -187,10 +187,10 @@ impl Store for CorruptLba {
         // report an injection the second overwrote.
         let _serial = self.serial.lock();
         for _ in 0..100 {
-            if reg.load(Ordering::Acquire) == abi::FAULT_INJECT_IDLE {
-                reg.store(off, Ordering::Release);
+            if reg.load() == abi::FAULT_INJECT_IDLE {
+                reg.store(off);
                 for _ in 0..100 {
-                    if reg.load(Ordering::Acquire) == abi::FAULT_INJECT_IDLE {
+                    if reg.load() == abi::FAULT_INJECT_IDLE {
                         return Ok(());
                     }
                     usleep_range(1000, 1000);

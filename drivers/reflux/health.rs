@@ -7,7 +7,7 @@
 //! or stopped being ready) is declared dead, once and for good.
 
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use kernel::{dev_err, dev_warn_ratelimited, device::Device, memremap::MemRemap};
+use kernel::{dev_err, dev_warn_ratelimited, device::Device, io_mem::IoMem};
 
 use crate::abi::{self, Regs};
 use crate::actor::exec::now_ns;
@@ -45,7 +45,7 @@ impl Health {
     /// Request `tag` timed out: whether the device (registers `regs`, logged as `device`) is still
     /// alive and the request gets more time. `false` when it was dead already or is declared
     /// dead now (logged once): the caller then fails every request it holds.
-    pub(crate) fn still_alive(&self, regs: &MemRemap, device: &Device, tag: i32) -> bool {
+    pub(crate) fn still_alive(&self, regs: &IoMem, device: &Device, tag: i32) -> bool {
         if self.is_dead() {
             return false;
         }
@@ -64,7 +64,7 @@ impl Health {
             }
             return false;
         };
-        let (beat, status) = (beat.load(Ordering::Acquire), status.load(Ordering::Acquire));
+        let (beat, status) = (beat.load(), status.load());
         if self.beat_seen.swap(beat, Ordering::AcqRel) != beat {
             self.beat_changed_ns.store(now, Ordering::Release);
         }

@@ -4,8 +4,8 @@
 
 use core::sync::atomic::Ordering;
 use kernel::{
-    dev_err, dev_info, device::Device, kthread::usleep_range, memremap::MemRemap, prelude::*,
-    shared_mem::SharedMem,
+    dev_err, dev_info, device::Device, io_mem::IoMem, kthread::usleep_range, memremap::MemRemap,
+    prelude::*, shared_mem::SharedMem,
 };
 
 use crate::abi::{self, PmrLayout, Regs, Superblock};
@@ -29,7 +29,7 @@ pub(crate) struct Identity {
 }
 
 /// Reads and checks the identification registers.
-pub(crate) fn identify(regs: &MemRemap, device: &Device) -> Result<Identity> {
+pub(crate) fn identify(regs: &IoMem, device: &Device) -> Result<Identity> {
     // Acquire on the magic: the device writes it last.
     let magic = read(regs, Regs::REG_MAGIC)?;
     if magic != abi::REGISTER_MAGIC {
@@ -107,7 +107,7 @@ pub(crate) fn unmount(pmr: &MemRemap) {
 }
 
 /// Waits up to ~2 s for `status & mask == want`.
-fn wait_status(regs: &MemRemap, mask: u32, want: u32) -> Result<u32> {
+fn wait_status(regs: &IoMem, mask: u32, want: u32) -> Result<u32> {
     for _ in 0..2000 {
         let s = read(regs, Regs::REG_DEV_STATUS)?;
         if s & abi::DEV_STATUS_FATAL != 0 || s & mask == want {
@@ -120,16 +120,17 @@ fn wait_status(regs: &MemRemap, mask: u32, want: u32) -> Result<u32> {
 
 /// Enables the device and waits until it is ready. On a failure the enable is withdrawn: the
 /// device is left disabled, as a failed probe must leave it.
-pub(crate) fn enable(regs: &MemRemap, device: &Device) -> Result {
+pub(crate) fn enable(regs: &IoMem, device: &Device) -> Result {
     let ctrl = regio::reg(regs, Regs::REG_DEV_CTRL)?;
-    // Release: the ring counters and the superblock written before are what the device loads.
-    ctrl.store(abi::DEV_CTRL_ENABLE, Ordering::Release);
+    // writel(): after the ring counters and the superblock written before, which the device
+    // loads.
+    ctrl.store(abi::DEV_CTRL_ENABLE);
     let s = match wait_status(regs, abi::DEV_STATUS_READY, abi::DEV_STATUS_READY) {
         Ok(s) => s,
         Err(e) => {
             dev_err!(device, "the device did not become ready\n");
             // A device that gets ready late stops again.
-            ctrl.store(0, Ordering::Release);
+            ctrl.store(0);
             return Err(e);
         }
     };
@@ -138,23 +139,23 @@ pub(crate) fn enable(regs: &MemRemap, device: &Device) -> Result {
             Ok(err) => dev_err!(device, "the device refused to start (error {err})\n"),
             Err(_) => dev_err!(device, "the device refused to start (error unreadable)\n"),
         }
-        ctrl.store(0, Ordering::Release);
+        ctrl.store(0);
         return Err(EIO);
     }
     Ok(())
 }
 
 /// Disables the device and waits until it has stopped.
-pub(crate) fn disable(regs: &MemRemap, device: &Device) -> Result {
-    regio::reg(regs, Regs::REG_DEV_CTRL)?.store(0, Ordering::Release);
+pub(crate) fn disable(regs: &IoMem, device: &Device) -> Result {
+    regio::reg(regs, Regs::REG_DEV_CTRL)?.store(0);
     wait_status(regs, abi::DEV_STATUS_READY, 0)
         .map(|_| ())
         .inspect_err(|_| dev_err!(device, "the device did not stop\n"))
 }
 
 /// Enables or disables the completion interrupt.
-pub(crate) fn set_irq(regs: &MemRemap, on: bool) -> Result {
+pub(crate) fn set_irq(regs: &IoMem, on: bool) -> Result {
     let v = if on { abi::IRQ_CTRL_ENABLE } else { 0 };
-    regio::reg(regs, Regs::REG_IRQ_CTRL)?.store(v, Ordering::Release);
+    regio::reg(regs, Regs::REG_IRQ_CTRL)?.store(v);
     Ok(())
 }

@@ -17,8 +17,8 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
+    io_mem::IoMem,
     kthread::usleep_range,
-    memremap::MemRemap,
     new_mutex, new_spinlock, new_wait_queue, pr_warn_ratelimited,
     prelude::*,
     sync::{
@@ -350,7 +350,7 @@ impl Migrator {
     /// mailbox in `regs`: `(status, device time)`.
     pub(crate) fn mailbox_step(
         &self,
-        regs: &MemRemap,
+        regs: &IoMem,
         name: &CStr,
         id: u8,
         epoch: u64,
@@ -361,40 +361,35 @@ impl Migrator {
             cmd |= abi::MIG_CMD_TO_DEVICE;
         }
         // The host is the only writer of `mig_seq`: its last value is the register's.
-        let seq = reg(regs, Regs::REG_MIG_SEQ)?
-            .load(Ordering::Relaxed)
-            .wrapping_add(1);
-        reg(regs, Regs::REG_MIG_CMD)?.store(cmd, Ordering::Relaxed);
-        reg(regs, Regs::REG_MIG_EPOCH)?.store(epoch_tag(epoch), Ordering::Relaxed);
-        // Release: the command before the sequence that posts it.
-        reg(regs, Regs::REG_MIG_SEQ)?.store(seq, Ordering::Release);
+        let seq = reg(regs, Regs::REG_MIG_SEQ)?.load().wrapping_add(1);
+        reg(regs, Regs::REG_MIG_CMD)?.store(cmd);
+        reg(regs, Regs::REG_MIG_EPOCH)?.store(epoch_tag(epoch));
+        // MMIO stores reach the device in program order: the command before the sequence
+        // that posts it.
+        reg(regs, Regs::REG_MIG_SEQ)?.store(seq);
         let done = reg(regs, Regs::REG_MIG_DONE_SEQ)?;
         let (status, dev_ns) = (
             reg(regs, Regs::REG_MIG_STATUS)?,
             reg(regs, Regs::REG_MIG_DEV_NS)?,
         );
         self.await_device(name, id, || {
-            // Acquire: the status and time the device wrote before the sequence.
-            (done.load(Ordering::Acquire) == seq).then(|| {
-                (
-                    status.load(Ordering::Relaxed) as i32,
-                    u64::from(dev_ns.load(Ordering::Relaxed)),
-                )
-            })
+            // MMIO loads in program order: the status and time the device wrote before the
+            // sequence.
+            (done.load() == seq).then(|| (status.load() as i32, u64::from(dev_ns.load())))
         })
     }
 
     /// Arms the mailbox in `regs` with `arm` and waits until the device's firmware says it acts
     /// on it (`abi::REG_MIG_ARM_SEEN`), sleeping between looks, at most [`WAKE_TIMEOUT_NS`];
     /// returns the time it took. Nothing waits on it but the migration.
-    pub(crate) fn wake_device(&self, regs: &MemRemap, arm: u32) -> u64 {
+    pub(crate) fn wake_device(&self, regs: &IoMem, arm: u32) -> u64 {
         if !self.mailbox {
             return 0;
         }
         let t0 = now_ns();
         self.arm_mailbox(regs, arm);
         if let Ok(seen) = reg(regs, Regs::REG_MIG_ARM_SEEN) {
-            while seen.load(Ordering::Acquire) != arm
+            while seen.load() != arm
                 && now_ns().saturating_sub(t0) < WAKE_TIMEOUT_NS
                 && !self.is_stopping()
             {
@@ -407,10 +402,10 @@ impl Migrator {
     /// Tells the device (registers `regs`) a migration is under way (its firmware then watches
     /// the mailbox closely), that its command is imminent, or that it is over
     /// (`abi::MIG_ARM_*`).
-    pub(crate) fn arm_mailbox(&self, regs: &MemRemap, arm: u32) {
+    pub(crate) fn arm_mailbox(&self, regs: &IoMem, arm: u32) {
         if self.mailbox {
             if let Ok(r) = reg(regs, Regs::REG_MIG_ARM) {
-                r.store(arm, Ordering::Release);
+                r.store(arm);
             }
         }
     }

@@ -20,10 +20,10 @@
 //! other is taken); the rings' own order inside (`cq`, then `inflight`, then `sq`); the host
 //! executor's scratch, then the actors' control state. The other locks are taken alone.
 
-use core::sync::atomic::Ordering;
 use kernel::{
     block::mq::{Operations, ReqOp, Request, TimeoutAction},
     device::Device,
+    io_mem::IoMem,
     irq::Handler,
     memremap::MemRemap,
     new_spinlock, pr_warn_ratelimited,
@@ -171,7 +171,7 @@ pub(crate) struct RefluxDev {
     pub(crate) nr: u32,
     /// The platform device: what the log lines are about (`dev_*!`).
     pub(crate) device: ARef<Device>,
-    pub(crate) regs: MemRemap,
+    pub(crate) regs: IoMem,
     pub(crate) pmr: MemRemap,
     pub(crate) layout: PmrLayout,
     pub(crate) capacity_blocks: u64,
@@ -215,7 +215,7 @@ impl RefluxDev {
         name: CString,
         nr: u32,
         device: ARef<Device>,
-        regs: MemRemap,
+        regs: IoMem,
         pmr: MemRemap,
         layout: PmrLayout,
         id: Identity,
@@ -625,7 +625,7 @@ impl RefluxDev {
             regio::reg(&self.regs, Regs::REG_IRQ_SEQ),
             regio::reg(&self.regs, Regs::REG_IRQ_ACK),
         ) {
-            ack.store(seq.load(Ordering::Acquire), Ordering::Release);
+            ack.store(seq.load());
         }
     }
 

@@ -25,6 +25,7 @@
 
 use kernel::{
     dev_err, dev_info,
+    io_mem::IoMem,
     memremap::{MapMode, MemRemap},
     module_param,
     platform::{DriverRegistration, MemResource, PlatformDevice, PlatformDriver},
@@ -487,7 +488,7 @@ impl RefluxDriver {
     /// Checks the device's resources, maps its register block and identifies it: the register
     /// mapping, the identity and the PMR's resource (checked against the size the device
     /// reports).
-    fn identify(pdev: &PlatformDevice) -> Result<(MemRemap, hw::Identity, MemResource)> {
+    fn identify(pdev: &PlatformDevice) -> Result<(IoMem, hw::Identity, MemResource)> {
         let (Some(regs_res), Some(pmr_res)) = (pdev.mem_resource(0), pdev.mem_resource(1)) else {
             dev_err!(pdev.as_dev(), "needs a register and a PMR resource\n");
             return Err(ENXIO);
@@ -500,7 +501,7 @@ impl RefluxDriver {
             );
             return Err(ENXIO);
         }
-        let regs = MemRemap::new(regs_res, MapMode::WriteBack)?;
+        let regs = IoMem::new(regs_res)?;
         let id = hw::identify(&regs, pdev.as_dev())?;
         if id.pmr_size > pmr_res.size {
             dev_err!(

@@ -2,85 +2,100 @@
 
 //! Register handles that take the typed registers of abi.rs (`Regs::REG_*`): the width of a
 //! load or store is the register's, and a store to a register the host may only read does not
-//! compile. The caller still chooses each access's ordering, as the ABI's comments ask.
+//! compile.
+//!
+//! The register block is MMIO (the paper's BAR2: configuration registers, queue state,
+//! doorbells), mapped uncached ([`IoMem`]): every access reaches the device, none is combined,
+//! reordered or served from a cache. A load is `readl()`/`readq()` and a store
+//! `writel()`/`writeq()`, so each is ordered as those are: a store after the memory writes
+//! before it (a doorbell after the ring entries it announces), a load before the memory reads
+//! after it (a completion's status before the data it covers). That is at least as strong as any
+//! ordering the ABI asks of a register access, so the accessors take none.
 
 use core::marker::PhantomData;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use kernel::{memremap::MemRemap, prelude::*, shared_mem::SharedMem};
+use kernel::{io_mem::IoMem, prelude::*};
 
 use crate::abi::{Access, Readable, Reg, RegWidth, Writable};
 
-/// A register width the register block holds as an atomic word.
-pub(crate) trait AtomicWidth: RegWidth {
-    /// The atomic type of the width.
-    type Atomic;
-    /// The word at `offset` of `regs`; `Err` if it is outside the block or misaligned.
-    fn cell(regs: &MemRemap, offset: usize) -> Result<&Self::Atomic>;
-    /// Loads the word.
-    fn load(cell: &Self::Atomic, order: Ordering) -> Self;
-    /// Stores `value` to the word.
-    fn store(cell: &Self::Atomic, value: Self, order: Ordering);
+/// A register width the register block's MMIO accessors load and store.
+pub(crate) trait IoWidth: RegWidth + Copy {
+    /// Bytes of the width.
+    const BYTES: usize;
+    /// Loads the register at `offset`; `Err` if it is outside the block.
+    fn load(io: &IoMem, offset: usize) -> Result<Self>;
+    /// Stores `value` to the register at `offset`; `Err` if it is outside the block.
+    fn store(io: &IoMem, offset: usize, value: Self) -> Result;
+    /// What a load that cannot be done reads: all ones, as a read from a device that is gone.
+    const ALL_ONES: Self;
 }
 
-impl AtomicWidth for u32 {
-    type Atomic = AtomicU32;
-    fn cell(regs: &MemRemap, offset: usize) -> Result<&AtomicU32> {
-        regs.atomic_u32(offset)
+impl IoWidth for u32 {
+    const BYTES: usize = 4;
+    const ALL_ONES: u32 = u32::MAX;
+    fn load(io: &IoMem, offset: usize) -> Result<Self> {
+        io.try_read32(offset)
     }
-    fn load(cell: &AtomicU32, order: Ordering) -> Self {
-        cell.load(order)
-    }
-    fn store(cell: &AtomicU32, value: Self, order: Ordering) {
-        cell.store(value, order)
-    }
-}
-
-impl AtomicWidth for u64 {
-    type Atomic = AtomicU64;
-    fn cell(regs: &MemRemap, offset: usize) -> Result<&AtomicU64> {
-        regs.atomic_u64(offset)
-    }
-    fn load(cell: &AtomicU64, order: Ordering) -> Self {
-        cell.load(order)
-    }
-    fn store(cell: &AtomicU64, value: Self, order: Ordering) {
-        cell.store(value, order)
+    fn store(io: &IoMem, offset: usize, value: Self) -> Result {
+        io.try_write32(value, offset)
     }
 }
 
-/// A register of a mapped register block: loads if the host may read it, stores if it may
+impl IoWidth for u64 {
+    const BYTES: usize = 8;
+    const ALL_ONES: u64 = u64::MAX;
+    fn load(io: &IoMem, offset: usize) -> Result<Self> {
+        io.try_read64(offset)
+    }
+    fn store(io: &IoMem, offset: usize, value: Self) -> Result {
+        io.try_write64(value, offset)
+    }
+}
+
+/// A register of the mapped register block: loads if the host may read it, stores if it may
 /// write it.
-pub(crate) struct RegRef<'a, T: AtomicWidth, A> {
-    cell: &'a T::Atomic,
-    _access: PhantomData<A>,
+///
+/// # Invariants
+///
+/// `offset` is aligned to `T` and the register lies inside `io`.
+pub(crate) struct RegRef<'a, T: IoWidth, A> {
+    io: &'a IoMem,
+    offset: usize,
+    _reg: PhantomData<(T, A)>,
 }
 
-impl<T: AtomicWidth, A: Readable> RegRef<'_, T, A> {
-    /// Loads the register.
-    pub(crate) fn load(&self, order: Ordering) -> T {
-        T::load(self.cell, order)
+impl<T: IoWidth, A: Readable> RegRef<'_, T, A> {
+    /// Loads the register (`readl()`/`readq()`).
+    pub(crate) fn load(&self) -> T {
+        // Cannot fail: the register is inside the block (type invariant).
+        T::load(self.io, self.offset).unwrap_or(T::ALL_ONES)
     }
 }
 
-impl<T: AtomicWidth, A: Writable> RegRef<'_, T, A> {
-    /// Stores `value` to the register.
-    pub(crate) fn store(&self, value: T, order: Ordering) {
-        T::store(self.cell, value, order)
+impl<T: IoWidth, A: Writable> RegRef<'_, T, A> {
+    /// Stores `value` to the register (`writel()`/`writeq()`).
+    pub(crate) fn store(&self, value: T) {
+        // Cannot fail: the register is inside the block (type invariant).
+        let _ = T::store(self.io, self.offset, value);
     }
 }
 
-/// Register `reg` of the register block mapped at `regs`.
-pub(crate) fn reg<T: AtomicWidth, A: Access>(
-    regs: &MemRemap,
-    reg: Reg<T, A>,
-) -> Result<RegRef<'_, T, A>> {
+/// Register `reg` of the register block mapped at `regs`; `EINVAL` if it lies outside the block
+/// or is misaligned (a block smaller than the ABI's).
+pub(crate) fn reg<T: IoWidth, A: Access>(regs: &IoMem, reg: Reg<T, A>) -> Result<RegRef<'_, T, A>> {
+    let offset = reg.offset();
+    let end = offset.checked_add(T::BYTES).ok_or(EINVAL)?;
+    if offset % T::BYTES != 0 || end > regs.size() {
+        return Err(EINVAL);
+    }
+    // INVARIANT: checked above.
     Ok(RegRef {
-        cell: T::cell(regs, reg.offset())?,
-        _access: PhantomData,
+        io: regs,
+        offset,
+        _reg: PhantomData,
     })
 }
 
-/// Loads `reg` with acquire: pairs with the device's release store of it.
-pub(crate) fn read<T: AtomicWidth, A: Readable>(regs: &MemRemap, r: Reg<T, A>) -> Result<T> {
-    Ok(reg(regs, r)?.load(Ordering::Acquire))
+/// Loads `reg` (`readl()`/`readq()`).
+pub(crate) fn read<T: IoWidth, A: Readable>(regs: &IoMem, r: Reg<T, A>) -> Result<T> {
+    Ok(reg(regs, r)?.load())
 }

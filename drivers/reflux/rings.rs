@@ -15,8 +15,8 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
-    memremap::MemRemap, new_spinlock, pr_warn_ratelimited, prelude::*, shared_mem::SharedMem,
-    sync::SpinLock,
+    io_mem::IoMem, memremap::MemRemap, new_spinlock, pr_warn_ratelimited, prelude::*,
+    shared_mem::SharedMem, sync::SpinLock,
 };
 
 use crate::abi::{self, CompletionEntry, PmrLayout, Regs, SubmissionDescriptor};
@@ -297,7 +297,7 @@ impl<R> Rings<R> {
     pub(crate) fn submit(
         &self,
         pmr: &MemRemap,
-        regs: &MemRemap,
+        regs: &IoMem,
         layout: &PmrLayout,
         d: &SubmissionDescriptor,
     ) -> Result {
@@ -316,7 +316,7 @@ impl<R> Rings<R> {
         // Release: the descriptor (and the buffers and state it names) before the tail.
         pmr.atomic_u32(hdr + hw::TAIL)?
             .store(*tail, Ordering::Release);
-        regio::reg(regs, Regs::REG_SQ_DOORBELL)?.store(*tail, Ordering::Release);
+        regio::reg(regs, Regs::REG_SQ_DOORBELL)?.store(*tail);
         Ok(())
     }
 

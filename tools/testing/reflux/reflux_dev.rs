@@ -452,7 +452,8 @@ impl kernel::Module for RefluxDevModule {
             size: pmr_size,
         };
         let want = format::wanted_layout(p.want, pmr_size)?;
-        let regs = MemRemap::new(regs_res, MapMode::WriteBack)?;
+        // Uncached, as the host maps them (MMIO): one memory type for the page.
+        let regs = MemRemap::new(regs_res, MapMode::Uncached)?;
         let pmr = MemRemap::new(pmr_res, MapMode::WriteBack)?;
         let layout = format::mount_or_format(&pmr, pmr_size, &want, DEVICE_ID, FORMAT.get())?;
         reset_registers(&regs, &layout, pmr_size, &p)?;
