@@ -149,6 +149,31 @@ static inline double load_ns(const volatile __u32 *p)
 	return t / 4096.0;
 }
 
+/*
+ * The run's device-side figures from the tenant's STATS, after the timed part:
+ * credit, idle, interrupts, polls, the model deficit, and the host core stall
+ * (this loop's @polling ns and local polls plus the driver's link stalls).
+ */
+static inline void read_stats(int fd, __u64 polling, struct result *res)
+{
+	struct cxl_ccm_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (ioctl(fd, CXL_CCM_IOC_STATS, &st))
+		return;
+	res->credit_stalls = st.credit_stalls;
+	res->ccm_idle_us = res->e2e_us - st.ccm_busy_ns / 1000.0;
+	if (res->ccm_idle_us < 0)
+		res->ccm_idle_us = 0;
+	res->credit_wait_us = st.credit_wait_ns / 1000.0;
+	res->interrupts = st.interrupts;
+	res->polls = st.polls;
+	res->poll_busy_us = (polling + st.host_stall_ns) / 1000.0;
+	res->stall_us = (res->local_polls * res->load_ns + st.host_stall_ns) / 1000.0;
+	res->model_deficit_us = st.model_deficit_ns / 1000.0;
+	res->model_late = st.model_late_chunks;
+}
+
 static inline int fail(struct result *res, const char *fmt, unsigned long long a,
 		unsigned long long b)
 {

@@ -236,7 +236,6 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 	__u64 region;
 	__u64 *dist = NULL, *top = NULL;
 	unsigned int *ntop = NULL;
-	struct cxl_ccm_stats st;
 	int fd, rc_ = -1, err;
 	bool sls = o->samples > 0, knn = o->dim > 0 && !sls, ssb = o->ssb != 0;
 	__u64 *sums = NULL;
@@ -709,20 +708,7 @@ static int bench_one(const struct opts *o, const struct run *rc, struct result *
 			if (top[(__u64)i * TOP_K + k] != ref_top[k])
 				fail(res, "query %llu: top-%llu differs", i, k);
 	}
-	memset(&st, 0, sizeof(st));
-	if (!ioctl(fd, CXL_CCM_IOC_STATS, &st)) {
-		res->credit_stalls = st.credit_stalls;
-		res->ccm_idle_us = res->e2e_us - st.ccm_busy_ns / 1000.0;
-		if (res->ccm_idle_us < 0)
-			res->ccm_idle_us = 0;
-		res->credit_wait_us = st.credit_wait_ns / 1000.0;
-		res->interrupts = st.interrupts;
-		res->polls = st.polls;
-		res->poll_busy_us = (polling + st.host_stall_ns) / 1000.0;
-		res->stall_us = (res->local_polls * res->load_ns + st.host_stall_ns) / 1000.0;
-		res->model_deficit_us = st.model_deficit_ns / 1000.0;
-		res->model_late = st.model_late_chunks;
-	}
+	read_stats(fd, polling, res);
 	rc_ = res->verified ? 0 : -1;
 out_free:
 	free(ents);

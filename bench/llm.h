@@ -251,7 +251,6 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 	const __s32 *ref = llm_reference(o);
 	const struct llm_layer *layer = llm_layer(o);
 	const __s32 *ref_out = ref && layer ? llm_layer_reference(o, layer, ref) : NULL;
-	struct cxl_ccm_stats st;
 	__u32 head, base;
 	int fd, ret = -1, err;
 
@@ -500,20 +499,7 @@ static int bench_llm(const struct opts *o, const struct run *rc, struct result *
 				   (size_t)hidden * 4))
 				fail(res, "launch %llu row %llu: the layer's output differs", i, r);
 	}
-	memset(&st, 0, sizeof(st));
-	if (!ioctl(fd, CXL_CCM_IOC_STATS, &st)) {
-		res->credit_stalls = st.credit_stalls;
-		res->ccm_idle_us = res->e2e_us - st.ccm_busy_ns / 1000.0;
-		if (res->ccm_idle_us < 0)
-			res->ccm_idle_us = 0;
-		res->credit_wait_us = st.credit_wait_ns / 1000.0;
-		res->interrupts = st.interrupts;
-		res->polls = st.polls;
-		res->poll_busy_us = (polling + st.host_stall_ns) / 1000.0;
-		res->stall_us = (res->local_polls * res->load_ns + st.host_stall_ns) / 1000.0;
-		res->model_deficit_us = st.model_deficit_ns / 1000.0;
-		res->model_late = st.model_late_chunks;
-	}
+	read_stats(fd, polling, res);
 	ret = res->verified ? 0 : -1;
 out:
 	/* The mappings hold the file: the tenant (and a deadlocked stream) goes once they are gone. */

@@ -18,9 +18,7 @@ use kernel::{io_mem::IoMem, prelude::*};
 use crate::abi::{Access, Readable, Reg, RegWidth, Writable};
 
 /// A register width the register block's MMIO accessors load and store.
-pub(crate) trait IoWidth: RegWidth + Copy {
-    /// Bytes of the width.
-    const BYTES: usize;
+pub(crate) trait IoWidth: RegWidth {
     /// Loads the register at `offset`; `Err` if it is outside the block.
     fn load(io: &IoMem, offset: usize) -> Result<Self>;
     /// Stores `value` to the register at `offset`; `Err` if it is outside the block.
@@ -30,7 +28,6 @@ pub(crate) trait IoWidth: RegWidth + Copy {
 }
 
 impl IoWidth for u32 {
-    const BYTES: usize = 4;
     const ALL_ONES: u32 = u32::MAX;
     fn load(io: &IoMem, offset: usize) -> Result<Self> {
         io.try_read32(offset)
@@ -41,7 +38,6 @@ impl IoWidth for u32 {
 }
 
 impl IoWidth for u64 {
-    const BYTES: usize = 8;
     const ALL_ONES: u64 = u64::MAX;
     fn load(io: &IoMem, offset: usize) -> Result<Self> {
         io.try_read64(offset)
@@ -82,9 +78,9 @@ impl<T: IoWidth, A: Writable> RegRef<'_, T, A> {
 /// Register `reg` of the register block mapped at `regs`; `EINVAL` if it lies outside the block
 /// or is misaligned (a block smaller than the ABI's).
 pub(crate) fn reg<T: IoWidth, A: Access>(regs: &IoMem, reg: Reg<T, A>) -> Result<RegRef<'_, T, A>> {
-    let offset = reg.offset();
-    let end = offset.checked_add(T::BYTES).ok_or(EINVAL)?;
-    if offset % T::BYTES != 0 || end > regs.size() {
+    let (offset, bytes) = (reg.offset(), core::mem::size_of::<T>());
+    let end = offset.checked_add(bytes).ok_or(EINVAL)?;
+    if offset % bytes != 0 || end > regs.size() {
         return Err(EINVAL);
     }
     // INVARIANT: checked above.

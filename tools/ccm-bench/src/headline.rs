@@ -74,7 +74,7 @@ pub struct Figure {
 /// Per workload, the (AXLE, baseline) values of `field` by round.
 type Pairs = Vec<(String, Vec<(u32, f64, f64)>)>;
 
-/// The median of `model_late` over the runs of one configuration.
+/// Whether the median of `model_late` over the runs of one configuration is above zero.
 fn late(runs: &[&Run]) -> bool {
     let mut v: Vec<f64> = runs
         .iter()
